@@ -1,0 +1,66 @@
+"""The Backend protocol: what differs between embedded and Kubernetes mode.
+
+A backend keeps the desired state of functions (tables or custom resources), turns it into
+running code (bubblewrap workers or pods) and hands the gateway an upstream to proxy an
+invocation to. Validation, blobs, tenancy and the HTTP API are shared and live outside.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+
+from sless.models import CodeRef, Function, FunctionSpec
+
+
+@dataclass
+class Upstream:
+    """Where to send one invocation: an HTTP session bound to a worker or an endpoint."""
+
+    session: aiohttp.ClientSession
+    base_url: str
+    #: set by the gateway when the call timed out, so that the backend can kill the worker
+    timed_out: bool = False
+    #: set by the gateway when the connection failed (a crashed worker)
+    failed: bool = False
+
+
+class Backend(Protocol):
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function: ...
+
+    async def get_function(self, namespace: str, name: str) -> Function: ...
+
+    async def list_functions(self, namespace: str) -> list[Function]: ...
+
+    async def delete_function(self, namespace: str, name: str) -> None: ...
+
+    async def delete_namespace(self, namespace: str) -> None: ...
+
+    async def set_code(
+        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+    ) -> Function:
+        """Point the function at new code; ``held`` keeps it in Validating for a review."""
+        ...
+
+    async def record_validation(
+        self, namespace: str, name: str, validation: dict[str, Any]
+    ) -> None:
+        """Store the last report of a rejected upload without touching what serves."""
+        ...
+
+    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
+
+    def serving(self, namespace: str, name: str) -> FunctionSpec:
+        """The spec that serves invocations; NotFound or NotReady. No I/O: hot path."""
+        ...
+
+    def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:
+        """Lease an upstream for one invocation of the serving version."""
+        ...

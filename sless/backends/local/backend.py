@@ -1,0 +1,449 @@
+"""The embedded-mode backend: desired state in PostgreSQL, functions in bubblewrap.
+
+A reconciler brings the running workers in line with the ``functions`` table. It wakes on
+``NOTIFY sless_functions`` (sent by every change, from any gateway process) and also
+re-reads everything periodically, so a missed notification only delays convergence.
+For a function whose phase is ``Pending`` it builds the code (once per digest), checks in
+the sandbox that the handler imports, and marks the version Ready, which makes it the
+serving version. A version that fails to build leaves the previous one serving.
+
+The invoke path never touches the database: it reads an in-memory index of functions
+that the reconciler keeps current.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from sless.backends.base import Upstream
+from sless.backends.local.building import Build, Builder, BuildError
+from sless.backends.local.pooling import FunctionPool
+from sless.config import Settings
+from sless.errors import NotFound, NotReady, UpstreamError
+from sless.models import CodeRef, Function, FunctionSpec, Phase
+from sless.sandbox import (
+    Limits,
+    SandboxSpec,
+    Worker,
+    WorkerStartError,
+    check_handler,
+    default_runtimes_dir,
+    start_worker,
+)
+from sless.store import NOTIFY_CHANNEL, BlobStore, FunctionRecord, FunctionRepository
+
+log = logging.getLogger(__name__)
+
+_RESYNC_INTERVAL_S = 30.0
+_REAP_INTERVAL_S = 5.0
+Key = tuple[str, str]
+
+
+def version_of(spec: FunctionSpec) -> str:
+    """A digest of everything that shapes a worker: code, env, limits."""
+    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class LocalBackend:
+    def __init__(
+        self,
+        settings: Settings,
+        pool: asyncpg.Pool,
+        blobs: BlobStore,
+        *,
+        max_workers_per_function: int = 4,
+    ) -> None:
+        self.settings = settings
+        self.db = pool
+        self.functions = FunctionRepository(pool)
+        self.blobs = blobs
+        self.builder = Builder(
+            settings.data_dir / "builds", blobs, settings.build, settings.validation
+        )
+        self.max_workers_per_function = max_workers_per_function
+        self.runtimes_dir = default_runtimes_dir()
+        self.logs_dir = settings.data_dir / "logs"
+        self._index: dict[Key, FunctionRecord] = {}
+        self._pools: dict[Key, FunctionPool] = {}
+        self._dirty: dict[Key, asyncio.Event] = {}
+        self._workers: dict[Key, asyncio.Task[None]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._listener: asyncpg.Connection | None = None
+        self._run_dir: Path | None = None
+        self._draining: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        # Unix socket paths are limited to 108 bytes: keep them short, under /tmp.
+        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
+        self._listener = await self.db.acquire()
+        await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
+        await self.resync()
+        self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *self._workers.values()]:
+            task.cancel()
+        for task in [*self._tasks, *self._workers.values()]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self._workers.clear()
+        grace = self.settings.gateway.shutdown_grace_s
+        await asyncio.gather(*(pool.close(grace) for pool in self._pools.values()))
+        self._pools.clear()
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
+            await self.db.release(self._listener)
+            self._listener = None
+        if self._run_dir is not None:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+
+    def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            data = json.loads(payload)
+            key = (str(data["namespace"]), str(data["name"]))
+        except (ValueError, KeyError, TypeError):
+            return
+        self.schedule(key)
+
+    async def _periodic(self) -> None:
+        ticks = 0
+        while True:
+            await asyncio.sleep(_REAP_INTERVAL_S)
+            ticks += 1
+            for pool in list(self._pools.values()):
+                try:
+                    await pool.reap_idle(self.settings.sandbox.idle_timeout_s)
+                except Exception:
+                    log.exception("reaping %s failed", pool.name)
+            self._cap_logs()
+            if ticks * _REAP_INTERVAL_S >= _RESYNC_INTERVAL_S:
+                ticks = 0
+                with contextlib.suppress(asyncpg.PostgresError, OSError):
+                    await self.resync()
+
+    async def resync(self) -> None:
+        records = await self.functions.list_all()
+        seen = {record.key for record in records}
+        for key in seen | set(self._index) | set(self._pools):
+            self.schedule(key)
+
+    # -- reconciling -------------------------------------------------------------------
+
+    def schedule(self, key: Key) -> None:
+        """Reconcile ``key`` soon; changes that arrive meanwhile coalesce into one pass."""
+        event = self._dirty.setdefault(key, asyncio.Event())
+        event.set()
+        task = self._workers.get(key)
+        if task is None or task.done():
+            self._workers[key] = asyncio.create_task(self._reconcile_loop(key, event))
+
+    async def _reconcile_loop(self, key: Key, event: asyncio.Event) -> None:
+        while event.is_set():
+            event.clear()
+            try:
+                await self.reconcile(key)
+            except (asyncpg.PostgresError, OSError) as e:
+                log.warning("reconcile %s/%s failed, will retry: %s", *key, type(e).__name__)
+                await asyncio.sleep(1.0)
+                event.set()
+            except Exception:
+                log.exception("reconcile %s/%s failed", *key)
+
+    async def reconcile(self, key: Key) -> None:
+        namespace, name = key
+        record = await self.functions.find(namespace, name)
+        if record is None:
+            self._index.pop(key, None)
+            pool = self._pools.pop(key, None)
+            if pool is not None:
+                await pool.close(self.settings.gateway.shutdown_grace_s)
+            self._remove_logs(key)
+            return
+        self._index[key] = record
+        function = record.function
+        if function.status.phase is Phase.PENDING and function.spec.code is not None:
+            await self._build_and_check(record)
+            record = await self.functions.get(namespace, name)
+            self._index[key] = record
+        await self._configure_pool(key, record)
+
+    async def _build_and_check(self, record: FunctionRecord) -> None:
+        function = record.function
+        spec = function.spec
+        code = spec.code
+        if code is None:
+            return
+        namespace, name = record.key
+        updated = await self.functions.set_status(
+            namespace, name, phase=Phase.BUILDING, message="building", generation=record.generation
+        )
+        if not updated:
+            return  # the spec changed meanwhile; the newer change reconciles
+        try:
+            build = await self.builder.ensure_built(spec.runtime, code.sha256)
+            ok, message = await check_handler(
+                self._sandbox_spec(namespace, name, spec, build, serial=0),
+                runtimes_dir=self.runtimes_dir,
+                bwrap=self.settings.sandbox.bwrap,
+                unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
+                timeout_s=self.settings.sandbox.start_timeout_s,
+            )
+            if not ok:
+                raise BuildError(f"the handler does not load: {message}")
+        except BuildError as e:
+            await self.functions.set_status(
+                namespace, name, phase=Phase.FAILED, message=str(e), generation=record.generation
+            )
+            return
+        await self.functions.set_status(
+            namespace,
+            name,
+            phase=Phase.READY,
+            message="",
+            generation=record.generation,
+            serving_spec=spec,
+        )
+
+    async def _configure_pool(self, key: Key, record: FunctionRecord) -> None:
+        serving = record.serving_spec
+        current = self._pools.get(key)
+        if serving is None or serving.code is None:
+            if current is not None:
+                del self._pools[key]
+                await current.close(self.settings.gateway.shutdown_grace_s)
+            return
+        version = version_of(serving)
+        if current is not None and current.version == version:
+            await current.ensure_warm()
+            return
+        build = self.builder.path_for(serving.runtime, serving.code.sha256)
+        if not (build.root / ".complete").exists():
+            # e.g. another gateway process built it, or the build dir was removed
+            build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
+        namespace, name = key
+
+        async def factory(serial: int) -> Worker:
+            return await self._start_worker(namespace, name, serving, build, serial)
+
+        pool = FunctionPool(
+            f"{namespace}/{name}",
+            serving,
+            version,
+            factory,
+            max_workers=self.max_workers_per_function,
+        )
+        self._pools[key] = pool
+        if current is not None:
+            # the old version drains in the background while the new one serves
+            task = asyncio.create_task(current.close(self.settings.gateway.shutdown_grace_s))
+            self._draining.add(task)
+            task.add_done_callback(self._draining.discard)
+        try:
+            await pool.ensure_warm()
+        except Exception as e:
+            log.warning("could not pre-warm %s/%s: %s", namespace, name, e)
+
+    # -- workers -----------------------------------------------------------------------
+
+    def _sandbox_spec(
+        self, namespace: str, name: str, spec: FunctionSpec, build: Build, *, serial: int
+    ) -> SandboxSpec:
+        if self._run_dir is None:
+            raise RuntimeError("backend not started")
+        socket_dir = (
+            self._run_dir
+            / f"{hashlib.sha256(f'{namespace}/{name}'.encode()).hexdigest()[:12]}-{serial}"
+        )
+        socket_dir.mkdir(parents=True, exist_ok=True)
+        log_file = self.logs_dir / namespace / f"{name}.log"
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        sandbox = self.settings.sandbox
+        return SandboxSpec(
+            name=f"{namespace}.{name}.{serial}",
+            runtime=spec.runtime.value,  # type: ignore[arg-type]
+            code_dir=build.code_dir,
+            deps_dir=build.deps_dir,
+            entrypoint=spec.entrypoint,
+            env=dict(spec.env),
+            function=name,
+            namespace=namespace,
+            socket_dir=socket_dir,
+            log_file=log_file,
+            limits=Limits(
+                memory_mb=spec.memory_mb,
+                cpu_seconds=None,
+                max_processes=sandbox.max_processes,
+                max_open_files=sandbox.max_open_files,
+                tmp_size_mb=sandbox.tmp_size_mb,
+            ),
+            network=bool(spec.egress),
+            timeout_s=spec.timeout_s,
+            concurrency=spec.concurrency,
+        )
+
+    async def _start_worker(
+        self, namespace: str, name: str, spec: FunctionSpec, build: Build, serial: int
+    ) -> Worker:
+        sandbox_spec = self._sandbox_spec(namespace, name, spec, build, serial=serial)
+        try:
+            return await start_worker(
+                sandbox_spec,
+                runtimes_dir=self.runtimes_dir,
+                bwrap=self.settings.sandbox.bwrap,
+                unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
+                start_timeout_s=self.settings.sandbox.start_timeout_s,
+            )
+        except WorkerStartError as e:
+            log.warning("worker of %s/%s did not start: %s", namespace, name, e)
+            raise UpstreamError(
+                "the function's worker did not start; see the function's logs"
+            ) from None
+
+    # -- logs --------------------------------------------------------------------------
+
+    def _log_path(self, namespace: str, name: str) -> Path:
+        return self.logs_dir / namespace / f"{name}.log"
+
+    def _remove_logs(self, key: Key) -> None:
+        self._log_path(*key).unlink(missing_ok=True)
+
+    def _cap_logs(self) -> None:
+        """Keep each log under its cap: keep the newest half, drop the rest.
+
+        Workers write with O_APPEND, so truncating in place is safe: their next write
+        lands at the new end.
+        """
+        limit = self.settings.sandbox.log_max_bytes
+        if not self.logs_dir.exists():
+            return
+        for path in self.logs_dir.glob("*/*.log"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_size <= limit:
+                    continue
+                with open(path, "r+b") as f:
+                    f.seek(-limit // 2, os.SEEK_END)
+                    tail = f.read()
+                    f.seek(0)
+                    f.truncate()
+                    f.write(b"[earlier output dropped]\n" + tail)
+
+    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
+        await self.functions.get(namespace, name)
+        return await asyncio.to_thread(_read_tail, self._log_path(namespace, name), tail_bytes)
+
+    # -- desired state -----------------------------------------------------------------
+
+    async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
+        existing = await self.functions.find(namespace, name)
+        if existing is not None and spec.code is None:
+            spec = spec.model_copy(update={"code": existing.function.spec.code})
+        record = await self.functions.upsert_spec(namespace, name, spec)
+        return record.function
+
+    async def get_function(self, namespace: str, name: str) -> Function:
+        return (await self.functions.get(namespace, name)).function
+
+    async def list_functions(self, namespace: str) -> list[Function]:
+        return [record.function for record in await self.functions.list_all(namespace)]
+
+    async def delete_function(self, namespace: str, name: str) -> None:
+        record = await self.functions.delete(namespace, name)
+        await self.reconcile(record.key)
+        await self._collect_garbage(record)
+
+    async def delete_namespace(self, namespace: str) -> None:
+        for record in await self.functions.delete_namespace(namespace):
+            await self.reconcile(record.key)
+            await self._collect_garbage(record)
+
+    async def _collect_garbage(self, record: FunctionRecord) -> None:
+        """Remove builds and blobs no other function uses."""
+        for spec in (record.function.spec, record.serving_spec):
+            if spec is None or spec.code is None:
+                continue
+            if not await self.functions.sha256_in_use(spec.code.sha256):
+                self.builder.remove(spec.runtime, spec.code.sha256)
+                await self.blobs.delete(spec.code.sha256)
+
+    async def set_code(
+        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+    ) -> Function:
+        record = await self.functions.get(namespace, name)
+        spec = record.function.spec.model_copy(update={"code": code})
+        phase = Phase.VALIDATING if held else Phase.PENDING
+        updated = await self.functions.replace_spec(
+            namespace,
+            name,
+            spec,
+            phase=phase,
+            validation=validation,
+            message="held for provider review" if held else "",
+        )
+        return updated.function
+
+    async def record_validation(
+        self, namespace: str, name: str, validation: dict[str, Any]
+    ) -> None:
+        record = await self.functions.get(namespace, name)
+        await self.functions.set_status(
+            namespace,
+            name,
+            phase=record.function.status.phase,
+            message=record.function.status.message,
+            validation=validation,
+        )
+
+    # -- invocation --------------------------------------------------------------------
+
+    def known(self, namespace: str, name: str) -> FunctionRecord | None:
+        return self._index.get((namespace, name))
+
+    def serving(self, namespace: str, name: str) -> FunctionSpec:
+        """The spec of the version that serves invocations, from memory."""
+        key = (namespace, name)
+        pool = self._pools.get(key)
+        if pool is not None:
+            return pool.spec
+        record = self._index.get(key)
+        if record is None:
+            raise NotFound(f"function {name!r} not found")
+        phase = record.function.status.phase.value
+        raise NotReady(f"function {name!r} is not ready (phase {phase})")
+
+    @contextlib.asynccontextmanager
+    async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
+        pool = self._pools.get((namespace, name))
+        if pool is None:
+            self.serving(namespace, name)  # raises the right error
+            raise NotReady(f"function {name!r} is not ready")
+        async with pool.lease() as upstream:
+            yield upstream
+
+    def pool(self, namespace: str, name: str) -> FunctionPool | None:
+        return self._pools.get((namespace, name))
+
+
+def _read_tail(path: Path, tail_bytes: int) -> str:
+    if not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - tail_bytes))
+        return f.read().decode("utf-8", "replace")

@@ -1,0 +1,194 @@
+"""Warm workers for embedded mode: one pool per function, sized by demand.
+
+Each worker is a sandboxed runtime process serving HTTP on its own Unix socket; the pool
+keeps an aiohttp session per worker (keep-alive connections) and sends a worker at most
+``concurrency`` calls at once. A pool starts workers on demand up to ``max_workers``,
+keeps ``min_instances`` warm, reaps workers idle for longer than the idle timeout, kills a
+worker whose call timed out and replaces a worker that crashed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from sless.backends.base import Upstream
+from sless.models import FunctionSpec
+from sless.sandbox import Worker
+
+log = logging.getLogger(__name__)
+
+WorkerFactory = Callable[[int], Awaitable[Worker]]
+
+
+@dataclass(eq=False)
+class _Slot:
+    worker: Worker
+    session: aiohttp.ClientSession
+    inflight: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def alive(self) -> bool:
+        return self.worker.returncode is None
+
+
+class FunctionPool:
+    """The workers of one version of one function."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: FunctionSpec,
+        version: str,
+        factory: WorkerFactory,
+        *,
+        max_workers: int,
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.version = version
+        self._factory = factory
+        self.max_workers = max(max_workers, spec.min_instances, 1)
+        self._slots: list[_Slot] = []
+        self._starting = 0
+        self._cond = asyncio.Condition()
+        self._closed = False
+        self._serial = 0
+        #: counters for tests and metrics
+        self.started = 0
+        self.crashed = 0
+        self.killed_on_timeout = 0
+
+    @property
+    def size(self) -> int:
+        return len(self._slots)
+
+    @property
+    def inflight(self) -> int:
+        return sum(slot.inflight for slot in self._slots)
+
+    async def _start_slot(self) -> _Slot:
+        self._serial += 1
+        worker = await self._factory(self._serial)
+        connector = aiohttp.UnixConnector(path=str(worker.socket_path), limit=self.spec.concurrency)
+        session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        self.started += 1
+        return _Slot(worker=worker, session=session)
+
+    async def _discard(self, slot: _Slot, *, kill: bool) -> None:
+        if slot in self._slots:
+            self._slots.remove(slot)
+        await slot.session.close()
+        if kill:
+            slot.worker.kill()
+        await slot.worker.stop()
+
+    def _prune_dead(self) -> list[_Slot]:
+        dead = [slot for slot in self._slots if not slot.alive]
+        for slot in dead:
+            self._slots.remove(slot)
+            self.crashed += 1
+            log.warning("worker %s exited (code %s)", slot.worker.name, slot.worker.returncode)
+        return dead
+
+    async def _acquire(self) -> _Slot:
+        while True:
+            async with self._cond:
+                if self._closed:
+                    raise RuntimeError("pool closed")
+                for slot in self._prune_dead():
+                    await slot.session.close()
+                free = [s for s in self._slots if s.inflight < self.spec.concurrency]
+                if free:
+                    slot = min(free, key=lambda s: s.inflight)
+                    slot.inflight += 1
+                    return slot
+                if len(self._slots) + self._starting < self.max_workers:
+                    self._starting += 1
+                    break
+                await self._cond.wait()
+        try:
+            slot = await self._start_slot()
+        finally:
+            async with self._cond:
+                self._starting -= 1
+                self._cond.notify_all()
+        async with self._cond:
+            if self._closed:
+                await self._discard(slot, kill=True)
+                raise RuntimeError("pool closed")
+            slot.inflight += 1
+            self._slots.append(slot)
+            return slot
+
+    @contextlib.asynccontextmanager
+    async def lease(self) -> AsyncIterator[Upstream]:
+        slot = await self._acquire()
+        upstream = Upstream(session=slot.session, base_url="http://worker")
+        try:
+            yield upstream
+        finally:
+            async with self._cond:
+                slot.inflight -= 1
+                slot.last_used = time.monotonic()
+                if upstream.timed_out:
+                    # the handler is stuck: only killing the process frees it
+                    self.killed_on_timeout += 1
+                    await self._discard(slot, kill=True)
+                elif upstream.failed and not slot.alive:
+                    self.crashed += 1
+                    await self._discard(slot, kill=False)
+                self._cond.notify_all()
+
+    async def ensure_warm(self) -> None:
+        """Start workers until ``min_instances`` are running."""
+        while not self._closed:
+            async with self._cond:
+                for slot in self._prune_dead():
+                    await slot.session.close()
+                if len(self._slots) + self._starting >= self.spec.min_instances:
+                    return
+                self._starting += 1
+            try:
+                slot = await self._start_slot()
+            finally:
+                async with self._cond:
+                    self._starting -= 1
+            async with self._cond:
+                self._slots.append(slot)
+                self._cond.notify_all()
+
+    async def reap_idle(self, idle_timeout_s: float) -> int:
+        now = time.monotonic()
+        reaped = 0
+        async with self._cond:
+            for slot in self._prune_dead():
+                await slot.session.close()
+            for slot in sorted(self._slots, key=lambda s: s.last_used):
+                if len(self._slots) <= self.spec.min_instances:
+                    break
+                if slot.inflight == 0 and now - slot.last_used > idle_timeout_s:
+                    await self._discard(slot, kill=False)
+                    reaped += 1
+        return reaped
+
+    async def close(self, grace_s: float = 5.0) -> None:
+        """Stop every worker, letting in-flight calls finish for up to ``grace_s``."""
+        deadline = time.monotonic() + grace_s
+        async with self._cond:
+            self._closed = True
+            while self.inflight and time.monotonic() < deadline:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._cond.wait(), deadline - time.monotonic())
+            slots = list(self._slots)
+            self._slots.clear()
+        for slot in slots:
+            await slot.session.close()
+            await slot.worker.stop()

@@ -1,0 +1,133 @@
+"""Typed settings, grouped by concern.
+
+Every setting comes from the environment with the prefix ``SLESS_``; a group's fields are
+``SLESS_<GROUP>_<FIELD>`` (``SLESS_DATABASE_URL``, ``SLESS_LLM_BASE_URL``,
+``SLESS_S3_BUCKET``...). Settings are built once, by the CLI or a test, and passed down:
+nothing below reads the environment itself, and nothing is created at import time.
+
+Secrets are ``SecretStr`` so that a settings object can be logged or shown in a traceback
+without leaking them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("sless", appauthor=False))
+
+
+class DatabaseSettings(BaseModel):
+    """PostgreSQL. Without ``url`` an embedded server (pgserver) runs in ``data_dir/pg``."""
+
+    url: SecretStr | None = None
+    pool_min: int = 1
+    pool_max: int = 10
+
+
+class GatewaySettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: largest request body accepted by ``/fn/...`` (413 above it)
+    max_invoke_body_bytes: int = 6 * 1024 * 1024
+    #: largest zip accepted by the upload endpoint (413 above it)
+    max_upload_bytes: int = 50 * 1024 * 1024
+    #: how long a clean shutdown waits for in-flight invocations
+    shutdown_grace_s: float = 10.0
+    #: public URL of the gateway, shown to users (defaults to http://host:port)
+    public_url: str | None = None
+
+
+class AdminSettings(BaseModel):
+    #: provider admin token; when unset one is generated on first start, printed once
+    #: and stored hashed
+    token: SecretStr | None = None
+
+
+class S3Settings(BaseModel):
+    """Code blobs go to S3 when ``bucket`` is set, else to ``data_dir/blobs``."""
+
+    bucket: str | None = None
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    access_key_id: SecretStr | None = None
+    secret_access_key: SecretStr | None = None
+    prefix: str = "code/"
+
+
+class ArchiveLimits(BaseModel):
+    max_files: int = 2000
+    max_total_bytes: int = 200 * 1024 * 1024
+    max_file_bytes: int = 50 * 1024 * 1024
+    #: uncompressed / compressed size above which a member is a suspected zip bomb
+    max_compression_ratio: float = 200.0
+    max_path_length: int = 255
+    max_depth: int = 32
+
+
+class LLMSettings(BaseModel):
+    """LLM review through an OpenAI-compatible API; off unless ``base_url`` and ``model``."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    #: what an error, timeout, refusal or unparsable answer turns into
+    failure_policy: Literal["review", "reject", "allow"] = "review"
+    timeout_s: float = 60.0
+    #: tokens of code per request; larger uploads are split and every part reviewed
+    token_budget: int = 12000
+
+
+class ValidationSettings(BaseModel):
+    archive: ArchiveLimits = Field(default_factory=ArchiveLimits)
+    #: semgrep executable (its own environment; see scripts/setup)
+    semgrep_bin: str = "semgrep"
+    semgrep_timeout_s: float = 60.0
+    #: skip semgrep entirely (development only; the report says it did not run)
+    static_enabled: bool = True
+
+
+class SandboxSettings(BaseModel):
+    bwrap: str = "bwrap"
+    #: run functions without bubblewrap (development only; warned on every start)
+    unsafe_no_sandbox: bool = False
+    idle_timeout_s: float = 300.0
+    start_timeout_s: float = 20.0
+    max_processes: int = 64
+    max_open_files: int = 256
+    tmp_size_mb: int = 64
+    log_max_bytes: int = 1024 * 1024
+
+
+class BuildSettings(BaseModel):
+    uv: str = "uv"
+    npm: str = "npm"
+    timeout_s: float = 600.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SLESS_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+    )
+
+    #: ``development`` allows the conveniences refused in ``production``
+    environment: Literal["development", "production"] = "development"
+    backend: Literal["local", "kubernetes"] = "local"
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    admin: AdminSettings = Field(default_factory=AdminSettings)
+    s3: S3Settings = Field(default_factory=S3Settings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    build: BuildSettings = Field(default_factory=BuildSettings)

@@ -1,0 +1,76 @@
+"""The platform's error family, mapped to HTTP statuses in one place (gateway/errors.py).
+
+Messages are shown to API callers: they never contain a token, a header value or a
+payload longer than a short excerpt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SlessError(Exception):
+    status = 500
+    code = "internal"
+
+    def __init__(self, message: str, *, details: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class BadRequest(SlessError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(SlessError):
+    status = 401
+    code = "unauthorized"
+
+
+class NotFound(SlessError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(SlessError):
+    status = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(SlessError):
+    status = 413
+    code = "payload_too_large"
+
+
+class Invalid(SlessError):
+    status = 422
+    code = "invalid"
+
+
+class ValidationRejected(SlessError):
+    """The upload's validation verdict was ``reject``; ``details`` is the report."""
+
+    status = 422
+    code = "validation_rejected"
+
+
+class NotReady(SlessError):
+    status = 503
+    code = "not_ready"
+
+
+class BackendUnavailable(SlessError):
+    status = 503
+    code = "backend_unavailable"
+
+
+class InvocationTimeout(SlessError):
+    status = 504
+    code = "timeout"
+
+
+class UpstreamError(SlessError):
+    status = 502
+    code = "bad_gateway"

@@ -1,0 +1,61 @@
+"""FastAPI dependencies as ``Annotated`` aliases.
+
+The caller is resolved once from the bearer token (``PrincipalDep``); the ``{ns}`` of a
+path is compared with the caller's namespace in exactly one place (``NamespaceDep``). A
+namespace that is not the caller's answers 404, exactly like a missing object, so that a
+tenant cannot learn whether another tenant's objects exist.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from sless.errors import NotFound, Unauthorized
+from sless.gateway.platform import Platform
+from sless.tenancy import Principal
+
+
+def get_platform(request: Request) -> Platform:
+    platform: Platform = request.app.state.platform
+    return platform
+
+
+PlatformDep = Annotated[Platform, Depends(get_platform)]
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def get_principal(request: Request, platform: PlatformDep) -> Principal:
+    token = bearer_token(request.headers.get("authorization"))
+    return await platform.tenancy.authenticate(token)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+async def get_namespace(ns: str, principal: PrincipalDep) -> str:
+    if principal.namespace is None or ns != principal.namespace:
+        raise NotFound(f"namespace {ns[:80]!r} not found")
+    return ns
+
+
+NamespaceDep = Annotated[str, Depends(get_namespace)]
+
+
+async def get_admin(principal: PrincipalDep) -> Principal:
+    if not principal.is_admin:
+        # not 403: the admin API does not exist for tenants
+        raise Unauthorized("this endpoint needs the provider admin token")
+    return principal
+
+
+AdminDep = Annotated[Principal, Depends(get_admin)]

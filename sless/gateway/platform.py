@@ -1,0 +1,89 @@
+"""Everything a running gateway holds, built once at start-up and torn down in order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import asyncpg
+
+from sless.backends import Backend
+from sless.backends.local import LocalBackend
+from sless.config import Settings
+from sless.store import (
+    BlobStore,
+    InvocationRecorder,
+    ReportRepository,
+    create_pool,
+    make_blob_store,
+    migrate,
+)
+from sless.tenancy import Tenancy
+from sless.validation import Validator
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Platform:
+    settings: Settings
+    db: asyncpg.Pool
+    tenancy: Tenancy
+    backend: Backend
+    blobs: BlobStore
+    validator: Validator
+    reports: ReportRepository
+    recorder: InvocationRecorder
+
+    @classmethod
+    async def start(
+        cls,
+        settings: Settings,
+        database_url: str,
+        *,
+        on_admin_token: Callable[[str], None] | None = None,
+    ) -> Platform:
+        db = await create_pool(
+            database_url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
+        )
+        try:
+            applied = await migrate(db)
+            if applied:
+                log.info("applied migrations %s", applied)
+            tenancy = Tenancy(db)
+            generated = await tenancy.ensure_admin_token(
+                settings.admin.token.get_secret_value() if settings.admin.token else None
+            )
+            if generated and on_admin_token is not None:
+                on_admin_token(generated)
+            blobs = make_blob_store(settings.s3, settings.data_dir)
+            if settings.backend != "local":
+                raise NotImplementedError("the kubernetes backend is not available yet")
+            backend = LocalBackend(settings, db, blobs)
+            await backend.start()
+        except BaseException:
+            await db.close()
+            raise
+        recorder = InvocationRecorder(db)
+        recorder.start()
+        return cls(
+            settings=settings,
+            db=db,
+            tenancy=tenancy,
+            backend=backend,
+            blobs=blobs,
+            validator=Validator(settings.validation, settings.llm),
+            reports=ReportRepository(db),
+            recorder=recorder,
+        )
+
+    @property
+    def public_url(self) -> str:
+        gateway = self.settings.gateway
+        return (gateway.public_url or f"http://{gateway.host}:{gateway.port}").rstrip("/")
+
+    async def stop(self) -> None:
+        await self.backend.stop()
+        await self.recorder.close()
+        await self.db.close()

@@ -1,0 +1,99 @@
+"""The upload endpoint: a zip in, validated before anything is stored or built.
+
+Order matters for "nothing lost, nothing left behind": the archive is validated in a
+scratch directory (removed afterwards), the blob is stored only for code that passed,
+and only then does the function point at the new code. A rejected upload changes nothing
+but the function's last validation report; the previous version keeps serving.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from sless.errors import PayloadTooLarge, ValidationRejected
+from sless.gateway.deps import NamespaceDep, PlatformDep
+from sless.gateway.platform import Platform
+from sless.gateway.routers.management import _name
+from sless.models import CodeRef, Function, Phase
+from sless.validation import Report, Verdict
+
+router = APIRouter(prefix="/v1")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"the upload is larger than {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"the upload is larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def validate_upload(
+    platform: Platform, function: Function, data: bytes, sha256: str
+) -> Report:
+    spec = function.spec
+    cache_key = f"{spec.runtime.value}:{spec.entrypoint}"
+    cached = await platform.reports.get(sha256, cache_key)
+    if cached is not None:
+        return Report.model_validate(cached)
+    scratch = Path(tempfile.mkdtemp(prefix="sless-upload-"))
+    try:
+        report = await platform.validator.validate_archive(
+            data,
+            scratch / "code",
+            sha256=sha256,
+            runtime=spec.runtime.value,
+            entrypoint=spec.entrypoint,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if not any(stage.status == "error" for stage in report.stages):
+        # an error (semgrep crashed, the LLM timed out) must be retried, not remembered
+        await platform.reports.put(
+            sha256, cache_key, report.verdict.value, report.model_dump(mode="json")
+        )
+    return report
+
+
+@router.post("/namespaces/{ns}/functions/{name}/upload", status_code=202)
+async def upload(ns: NamespaceDep, name: str, request: Request, platform: PlatformDep) -> Any:
+    function = await platform.backend.get_function(ns, _name(name))
+    data = await read_body(request, platform.settings.gateway.max_upload_bytes)
+    sha256 = hashlib.sha256(data).hexdigest()
+    code = function.spec.code
+    if code is not None and code.sha256 == sha256 and function.status.phase is not Phase.FAILED:
+        # the same code again: nothing to validate, store or build
+        return {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
+    report = await validate_upload(platform, function, data, sha256)
+    summary = report.model_dump(mode="json")
+    if report.verdict is Verdict.REJECT:
+        await platform.backend.record_validation(ns, name, summary)
+        raise ValidationRejected(
+            f"the upload was rejected by validation ({len(report.findings)} findings)",
+            details=summary,
+        )
+    key = await platform.blobs.put(sha256, data)
+    updated = await platform.backend.set_code(
+        ns,
+        name,
+        CodeRef(sha256=sha256, blob_key=key, size=len(data)),
+        held=report.verdict is Verdict.REVIEW,
+        validation=summary,
+    )
+    return JSONResponse(
+        {"sha256": sha256, "phase": updated.status.phase.value, "verdict": report.verdict.value},
+        status_code=202,
+    )

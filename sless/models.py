@@ -1,0 +1,170 @@
+"""The one schema source: function, trigger and job specs and their statuses.
+
+The same models validate the HTTP API bodies, the database rows and (in Kubernetes mode)
+the custom resources, whose OpenAPI schemas are generated from these classes. Nothing here
+does I/O.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+#: DNS-1123 label: what Kubernetes accepts as a namespace or object name
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+MAX_NAME_LENGTH = 63
+#: a tenant name becomes part of the namespace ``sless-<tenant>``
+MAX_TENANT_NAME_LENGTH = MAX_NAME_LENGTH - len("sless-")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: environment names a function may not set: they steer the runtime or the sandbox
+_RESERVED_ENV_PREFIXES = ("SLESS_", "LD_", "PYTHON", "NODE_")
+
+
+def is_dns1123_label(value: str, max_length: int = MAX_NAME_LENGTH) -> bool:
+    return len(value) <= max_length and bool(_DNS1123_LABEL.match(value))
+
+
+def check_name(value: str) -> str:
+    if not is_dns1123_label(value):
+        raise ValueError(
+            "must be a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return value
+
+
+def check_tenant_name(value: str) -> str:
+    if not is_dns1123_label(value, MAX_TENANT_NAME_LENGTH):
+        raise ValueError(f"must be a DNS-1123 label of at most {MAX_TENANT_NAME_LENGTH} characters")
+    return value
+
+
+Name = Annotated[str, AfterValidator(check_name)]
+TenantName = Annotated[str, AfterValidator(check_tenant_name)]
+
+
+def namespace_for(tenant: str) -> str:
+    return f"sless-{tenant}"
+
+
+class Runtime(StrEnum):
+    PYTHON311 = "python3.11"
+    NODEJS20 = "nodejs20"
+
+    @property
+    def handler_file(self) -> str:
+        return "handler.py" if self is Runtime.PYTHON311 else "handler.js"
+
+
+class Phase(StrEnum):
+    PENDING = "Pending"
+    VALIDATING = "Validating"
+    REJECTED = "Rejected"
+    BUILDING = "Building"
+    READY = "Ready"
+    FAILED = "Failed"
+
+
+class AuthMode(StrEnum):
+    PUBLIC = "public"
+    TOKEN = "token"  # noqa: S105 - a mode name, not a secret
+
+
+def _check_egress(rule: str) -> str:
+    """``host:port`` or ``CIDR:port``; the port is required (no "any port" egress)."""
+    host, sep, port = rule.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"egress rule {rule!r} must be host:port or CIDR:port")
+    host = host.strip("[]")
+    if "/" in host or host.replace(".", "").isdigit() or ":" in host:
+        try:
+            ipaddress.ip_network(host, strict=False)
+        except ValueError as e:
+            raise ValueError(f"egress rule {rule!r}: {e}") from None
+    elif not all(is_dns1123_label(part) for part in host.lower().split(".")):
+        raise ValueError(f"egress rule {rule!r}: invalid host name")
+    return rule
+
+
+class CodeRef(BaseModel):
+    """Set by an upload: which code the function runs."""
+
+    sha256: str
+    blob_key: str
+    size: int = 0
+
+
+class FunctionSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    runtime: Runtime = Runtime.PYTHON311
+    entrypoint: str = "handler.handle"
+    env: dict[str, str] = Field(default_factory=dict)
+    memory_mb: int = Field(default=128, ge=32, le=4096)
+    cpu_millis: int = Field(default=500, ge=50, le=4000)
+    timeout_s: float = Field(default=30.0, gt=0, le=900)
+    concurrency: int = Field(default=4, ge=1, le=1000)
+    min_instances: int = Field(default=0, ge=0, le=10)
+    egress: list[Annotated[str, AfterValidator(_check_egress)]] = Field(
+        default_factory=list, max_length=32
+    )
+    auth: AuthMode = AuthMode.PUBLIC
+    code: CodeRef | None = None
+
+    @field_validator("entrypoint")
+    @classmethod
+    def _entrypoint(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+", value):
+            raise ValueError("must look like module.function, e.g. handler.handle")
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > 64:
+            raise ValueError("at most 64 environment variables")
+        for key, item in value.items():
+            if not _ENV_NAME.match(key):
+                raise ValueError(f"invalid environment variable name {key[:64]!r}")
+            if key.upper().startswith(_RESERVED_ENV_PREFIXES):
+                raise ValueError(f"environment variable {key!r} is reserved")
+            if len(item) > 4096:
+                raise ValueError(f"environment variable {key!r} is longer than 4096 bytes")
+        return value
+
+
+class FunctionStatus(BaseModel):
+    phase: Phase = Phase.PENDING
+    message: str = ""
+    validation: dict[str, Any] | None = None
+    observed_sha256: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class Function(BaseModel):
+    name: str
+    namespace: str
+    spec: FunctionSpec
+    status: FunctionStatus
+
+
+class TriggerSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["http", "cron", "rabbitmq"]
+    function: Name
+    enabled: bool = True
+
+
+class JobSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    function: Name
+    run_id: int = Field(default=0, ge=0)
+    payload: Any = None

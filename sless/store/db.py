@@ -1,0 +1,67 @@
+"""Connection pool and schema migrations.
+
+Migrations are the numbered ``migrations/NNNN_*.sql`` files, applied in order inside one
+transaction each, under an advisory lock so that several gateways starting at once apply
+each migration exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import asyncpg
+
+_MIGRATION_LOCK = 0x51E55  # advisory lock key: "sless"
+_MIGRATION_FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    pool: asyncpg.Pool = await asyncpg.create_pool(
+        dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=30
+    )
+    return pool
+
+
+def _migrations() -> list[tuple[int, str]]:
+    found = []
+    for entry in resources.files("sless.store.migrations").iterdir():
+        match = _MIGRATION_FILE.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+async def migrate(pool: asyncpg.Pool) -> list[int]:
+    """Apply the migrations not applied yet; return the versions applied now."""
+    applied_now: list[int] = []
+    async with pool.acquire() as conn:
+        await conn.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+        try:
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+            for version, sql in _migrations():
+                if version in done:
+                    continue
+                async with conn.transaction():
+                    await conn.execute(sql)
+                    await conn.execute(
+                        "INSERT INTO schema_migrations (version) VALUES ($1)", version
+                    )
+                applied_now.append(version)
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+    return applied_now
+
+
+def row_to_dict(row: Any) -> dict[str, Any]:
+    return dict(row.items())

@@ -1,0 +1,80 @@
+"""The validation pipeline: archive safety → entrypoint → static + manifests + LLM → verdict.
+
+The archive stage runs first and alone: nothing else looks at an archive it refused.
+The later stages read the extracted tree concurrently. The verdict is the strictest of the
+stages (report.combine); the LLM stage can only add findings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from typing import TYPE_CHECKING
+
+from sless.config import LLMSettings, ValidationSettings
+from sless.validation.archive import extract_archive
+from sless.validation.entrypoint import check_entrypoint
+from sless.validation.report import Report, StageResult, Verdict, combine
+
+if TYPE_CHECKING:
+    from sless.validation.llm import ReviewCache
+
+
+@dataclass(frozen=True)
+class Validator:
+    settings: ValidationSettings
+    llm: LLMSettings
+    llm_cache: ReviewCache | None = None
+
+    async def validate_archive(
+        self, data: bytes, dest: Path, *, sha256: str, runtime: str, entrypoint: str
+    ) -> Report:
+        """Extract ``data`` into ``dest`` (which must not exist) and validate it."""
+        started = time.perf_counter()
+        extracted = await asyncio.to_thread(extract_archive, data, dest, self.settings.archive)
+        if extracted.stage.verdict is Verdict.REJECT:
+            return combine(sha256, runtime, [extracted.stage], _ms(started))
+        stages = await self._check_tree(dest, sha256=sha256, runtime=runtime, entrypoint=entrypoint)
+        return combine(sha256, runtime, [extracted.stage, *stages], _ms(started))
+
+    async def validate_directory(
+        self, directory: Path, *, sha256: str, runtime: str, entrypoint: str
+    ) -> Report:
+        started = time.perf_counter()
+        stages = await self._check_tree(
+            directory, sha256=sha256, runtime=runtime, entrypoint=entrypoint
+        )
+        return combine(sha256, runtime, stages, _ms(started))
+
+    async def _check_tree(
+        self, directory: Path, *, sha256: str, runtime: str, entrypoint: str
+    ) -> list[StageResult]:
+        # imported here: the openai client is slow to import, and `sless` commands that
+        # never validate should not pay for it
+        from sless.validation.llm import review_with_llm
+        from sless.validation.manifests import check_manifests
+        from sless.validation.static import run_static
+
+        entry = await check_entrypoint(directory, runtime, entrypoint)
+        if entry.verdict is Verdict.REJECT:
+            return [entry]
+        static: asyncio.Future[StageResult]
+        if self.settings.static_enabled:
+            static = asyncio.ensure_future(run_static(directory, runtime, self.settings))
+        else:
+            static = asyncio.get_running_loop().create_future()
+            static.set_result(
+                StageResult(name="static", status="skipped", detail="static analysis disabled")
+            )
+        manifests = asyncio.ensure_future(asyncio.to_thread(check_manifests, directory))
+        llm = asyncio.ensure_future(
+            review_with_llm(directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256)
+        )
+        return [entry, *await asyncio.gather(static, manifests, llm)]
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

