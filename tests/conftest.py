@@ -16,7 +16,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -95,14 +95,20 @@ class RunningGateway:
     settings: Settings
     admin: httpx.Client
     app: object
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    def client(self, token: str) -> httpx.Client:
+        """An HTTP client with ``token``, closed when the test ends."""
+        client = httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        )
+        self.clients.append(client)
+        return client
 
     def tenant(self, name: str) -> httpx.Client:
         response = self.admin.post("/v1/admin/tenants", json={"name": name})
         assert response.status_code == 201, response.text
-        token = response.json()["token"]
-        return httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
-        )
+        return self.client(response.json()["token"])
 
 
 @pytest.fixture
@@ -134,8 +140,10 @@ def gateway(settings: Settings, database_url: str) -> Iterator[RunningGateway]:
     admin = httpx.Client(
         base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
     )
-    yield RunningGateway(url=url, settings=settings, admin=admin, app=app)
-    admin.close()
+    running = RunningGateway(url=url, settings=settings, admin=admin, app=app)
+    yield running
+    for client in [admin, *running.clients]:
+        client.close()
     server.should_exit = True
     thread.join(timeout=30)
 

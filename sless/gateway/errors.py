@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from sless.errors import SlessError
@@ -36,7 +37,10 @@ def install_error_handlers(app: FastAPI) -> None:
         )
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    @app.exception_handler(ValidationError)
+    async def _invalid(
+        _request: Request, exc: RequestValidationError | ValidationError
+    ) -> JSONResponse:
         details = [
             {"loc": list(e.get("loc", ())), "message": e.get("msg", "")} for e in exc.errors()
         ]

@@ -254,9 +254,10 @@ class InvokeApp:
                             raise UpstreamError("the function's response is too large")
                         status = response.status
                         out_headers = [
-                            (k.lower().encode("latin-1"), v.encode("latin-1"))
+                            (name, v.encode("latin-1"))
                             for k, v in response.headers.items()
-                            if k.lower().encode("latin-1") not in _DROP_RESPONSE
+                            if (name := k.lower().encode("latin-1")) not in _DROP_RESPONSE
+                            and not name.startswith(b"x-sless-")
                         ]
             except TimeoutError:
                 upstream.timed_out = True

@@ -38,9 +38,7 @@ def test_mint_list_and_revoke_tokens(gateway: RunningGateway) -> None:
     gateway.admin.post("/v1/admin/tenants", json={"name": "acme"})
     minted = gateway.admin.post("/v1/admin/tenants/acme/tokens", json={"description": "ci"})
     assert minted.status_code == 201
-    second = httpx.Client(
-        base_url=gateway.url, headers={"Authorization": f"Bearer {minted.json()['token']}"}
-    )
+    second = gateway.client(minted.json()["token"])
     assert second.get("/v1/whoami").json()["tenant"] == "acme"
     listed = gateway.admin.get("/v1/admin/tenants/acme/tokens").json()
     assert [t["description"] for t in listed["tokens"]] == ["first token", "ci"]

@@ -1,0 +1,91 @@
+"""Worker start time and request latency: sandboxed vs. unsandboxed, same run.
+
+    uv run python bench/runtime_sandbox.py [--rounds 10] [--requests 300]
+
+Prints, per runtime, the median start time (spawn -> socket accepts) and the median
+keep-alive request latency with bubblewrap, without it (``unsafe_no_sandbox``, the
+baseline), and their ratio. No assertion: numbers are for people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import aiohttp
+
+from sless.sandbox import Limits, Runtime, SandboxSpec, default_runtimes_dir, start_worker
+
+HANDLERS = {
+    "python3.11": ("handler.py", "def handle(event, context):\n    return {'ok': True}\n"),
+    "nodejs20": ("handler.js", "exports.handle = async () => ({ ok: true });\n"),
+}
+
+
+def make_spec(root: Path, runtime: Runtime) -> SandboxSpec:
+    work = root / uuid.uuid4().hex[:8]
+    (work / "code").mkdir(parents=True)
+    name, source = HANDLERS[runtime]
+    (work / "code" / name).write_text(source)
+    return SandboxSpec(
+        name=f"bench.{work.name}",
+        runtime=runtime,
+        code_dir=work / "code",
+        deps_dir=None,
+        entrypoint="handler.handle",
+        env={},
+        socket_dir=work / "sock",
+        log_file=work / "log",
+        limits=Limits(memory_mb=128),
+    )
+
+
+async def measure(
+    root: Path, runtime: Runtime, unsafe: bool, rounds: int, requests: int
+) -> tuple[float, float]:
+    starts, latencies = [], []
+    for _ in range(rounds):
+        spec = make_spec(root, runtime)
+        t0 = time.perf_counter()
+        worker = await start_worker(
+            spec, runtimes_dir=default_runtimes_dir(), unsafe_no_sandbox=unsafe
+        )
+        starts.append(time.perf_counter() - t0)
+        try:
+            connector = aiohttp.UnixConnector(path=str(worker.socket_path))
+            async with aiohttp.ClientSession(connector=connector) as session:
+                for _ in range(requests // rounds):
+                    t1 = time.perf_counter()
+                    async with session.post("http://w/", json={"a": 1}) as response:
+                        await response.read()
+                    latencies.append(time.perf_counter() - t1)
+        finally:
+            await worker.stop()
+    return statistics.median(starts), statistics.median(latencies)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--requests", type=int, default=500)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sless-bench-") as tmp:
+        root = Path(tmp)
+        for runtime in ("python3.11", "nodejs20"):
+            base_start, base_lat = await measure(root, runtime, True, args.rounds, args.requests)
+            sb_start, sb_lat = await measure(root, runtime, False, args.rounds, args.requests)
+            print(
+                f"{runtime:11s} start: sandbox {sb_start * 1000:6.1f} ms, "
+                f"bare {base_start * 1000:6.1f} ms (x{sb_start / base_start:.2f}); "
+                f"request: sandbox {sb_lat * 1e6:6.0f} us, "
+                f"bare {base_lat * 1e6:6.0f} us (x{sb_lat / base_lat:.2f})"
+            )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,396 @@
+#!/usr/bin/env node
+// sless runtime server for Node.js 20 (no dependencies).
+//
+// Implements the handler contract of ARCHITECTURE.md: `exports.handle = async (event, context)`
+// (sync or async) in the tenant's code, over HTTP/1.1 with keep-alive on a Unix socket
+// (SLESS_SOCKET, embedded mode) or on TCP 0.0.0.0:$PORT (container image).
+//
+// - The handler is loaded *before* the server listens: a socket that accepts connections
+//   means the function is ready.
+// - At most SLESS_CONCURRENCY handler calls run at once; extra requests wait in a FIFO queue.
+// - A handler exception answers 500 with a fixed message and the invocation id; the stack
+//   goes to stderr (the function's log), each line prefixed with the invocation id.
+// - `--check` loads the handler, checks the entrypoint is a function and prints one line.
+//   The message is shown to the tenant, so paths are made relative to the code directory.
+'use strict';
+
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const crypto = require('crypto');
+const Module = require('module');
+const { pathToFileURL } = require('url');
+
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const ENTRYPOINT_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.[A-Za-z_$][A-Za-z0-9_$]*$/;
+const HEADER_TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'te',
+  'trailer', 'proxy-connection',
+]);
+
+function readConfig(env) {
+  return {
+    socket: env.SLESS_SOCKET || null,
+    port: parseInt(env.PORT || '8080', 10),
+    codeDir: env.SLESS_CODE_DIR || '/code',
+    depsDir: env.SLESS_DEPS_DIR || null,
+    entrypoint: env.SLESS_ENTRYPOINT || 'handler.handle',
+    functionName: env.SLESS_FUNCTION || '',
+    namespace: env.SLESS_NAMESPACE || '',
+    timeoutS: parseFloat(env.SLESS_TIMEOUT_S || '30'),
+    concurrency: Math.max(1, parseInt(env.SLESS_CONCURRENCY || '1', 10) || 1),
+  };
+}
+
+class LoadError extends Error {}
+
+function relative(text, config) {
+  let out = String(text);
+  const pairs = [[config.codeDir, ''], [config.depsDir, '<deps>/']];
+  for (const [prefix, shown] of pairs) {
+    if (prefix) out = out.split(prefix.replace(/\/+$/, '') + '/').join(shown);
+  }
+  return out.length <= 400 ? out : out.slice(0, 397) + '...';
+}
+
+function describe(err, config) {
+  if (!(err instanceof Error)) return relative(`thrown value: ${String(err)}`, config);
+  let message = `${err.name}: ${err.message.split('\n')[0]}`;
+  if (err.name === 'SyntaxError' && typeof err.stack === 'string') {
+    // V8 puts "file:line" as the first stack line for syntax errors
+    const first = err.stack.split('\n')[0];
+    if (first.startsWith(config.codeDir)) message = `SyntaxError in ${first}: ${err.message}`;
+  } else if (typeof err.stack === 'string') {
+    const frame = err.stack.split('\n').find((l) => l.includes(config.codeDir.replace(/\/+$/, '') + '/'));
+    if (frame) {
+      const m = frame.match(/\(?([^()\s]+):(\d+):\d+\)?$/);
+      if (m) message += ` (${m[1]} line ${m[2]})`;
+    }
+  }
+  return relative(message, config);
+}
+
+async function loadHandler(config) {
+  if (!ENTRYPOINT_RE.test(config.entrypoint)) {
+    throw new LoadError(`invalid entrypoint '${config.entrypoint}': expected 'module.function'`);
+  }
+  const dot = config.entrypoint.lastIndexOf('.');
+  const moduleName = config.entrypoint.slice(0, dot);
+  const funcName = config.entrypoint.slice(dot + 1);
+  if (config.depsDir) {
+    // NODE_PATH is read once at startup; re-read it so require() finds the built deps
+    const extra = path.join(config.depsDir, 'node_modules');
+    process.env.NODE_PATH = [extra, process.env.NODE_PATH].filter(Boolean).join(path.delimiter);
+    Module._initPaths();
+  }
+  const base = path.join(config.codeDir, moduleName);
+  const file = ['.js', '.cjs', '.mjs', '/index.js'].map((e) => base + e).find((f) => fs.existsSync(f));
+  if (!file) throw new LoadError(`handler file '${moduleName}.js' not found in the code directory`);
+  let mod;
+  try {
+    try {
+      mod = require(file);
+    } catch (err) {
+      if (err && err.code === 'ERR_REQUIRE_ESM') mod = await import(pathToFileURL(file).href);
+      else throw err;
+    }
+  } catch (err) {
+    throw new LoadError(`cannot load '${moduleName}': ${describe(err, config)}`);
+  }
+  let func = mod ? mod[funcName] : undefined;
+  if (func === undefined && mod && mod.default && typeof mod.default === 'object') func = mod.default[funcName];
+  if (func === undefined) throw new LoadError(`'${moduleName}' does not export '${funcName}'`);
+  if (typeof func !== 'function') throw new LoadError(`'${config.entrypoint}' is not a function`);
+  return func;
+}
+
+async function runCheck(config) {
+  // whatever the tenant's module prints while loading goes to stderr: stdout is our one line
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = process.stderr.write.bind(process.stderr);
+  let line;
+  let code;
+  try {
+    await loadHandler(config);
+    line = `ok: ${config.entrypoint} is callable`;
+    code = 0;
+  } catch (err) {
+    line = `error: ${err instanceof LoadError ? err.message : describe(err, config)}`;
+    code = 1;
+  } finally {
+    process.stdout.write = write;
+  }
+  fs.writeSync(1, line + '\n');
+  return code;
+}
+
+function isJsonType(contentType) {
+  const media = String(contentType || '').split(';')[0].trim().toLowerCase();
+  return media === 'application/json' || (media.startsWith('application/') && media.endsWith('+json'));
+}
+
+class BadRequest extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function buildEvent(req, rawBody) {
+  let target = req.url || '/';
+  if (!target.startsWith('/')) {
+    try {
+      const u = new URL(target);
+      target = u.pathname + u.search;
+    } catch (_) {
+      target = '/' + target;
+    }
+  }
+  const q = target.indexOf('?');
+  let rawPath = q === -1 ? target : target.slice(0, q);
+  const queryString = q === -1 ? '' : target.slice(q + 1);
+  let p;
+  try {
+    p = decodeURIComponent(rawPath);
+  } catch (_) {
+    p = rawPath;
+  }
+  if (!p.startsWith('/')) p = '/' + p;
+  const query = {};
+  const multiQuery = {};
+  for (const [k, v] of new URLSearchParams(queryString)) {
+    query[k] = v;
+    (multiQuery[k] = multiQuery[k] || []).push(v);
+  }
+  const headers = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i].toLowerCase();
+    if (name.startsWith('x-sless-')) continue;
+    const value = req.rawHeaders[i + 1];
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  let body = null;
+  let isBase64Encoded = false;
+  if (rawBody.length) {
+    let text = null;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(rawBody);
+    } catch (_) {
+      body = rawBody.toString('base64');
+      isBase64Encoded = true;
+    }
+    if (text !== null) {
+      if (isJsonType(headers['content-type'])) {
+        try {
+          body = JSON.parse(text);
+        } catch (_) {
+          throw new BadRequest(400, 'invalid_json', 'request body is not valid JSON');
+        }
+      } else {
+        body = text;
+      }
+    }
+  }
+  return { method: req.method, path: p, query, multiQuery, headers, body, isBase64Encoded };
+}
+
+class HandlerResultError extends Error {}
+
+function jsonBytes(value) {
+  let text;
+  try {
+    text = JSON.stringify(value === undefined ? null : value);
+  } catch (err) {
+    throw new HandlerResultError(`return value is not JSON serializable: ${err.message}`);
+  }
+  if (text === undefined) throw new HandlerResultError('return value is not JSON serializable');
+  return Buffer.from(text, 'utf8');
+}
+
+function makeResponse(result) {
+  if (result !== null && typeof result === 'object' && !Buffer.isBuffer(result) && 'statusCode' in result) {
+    const status = result.statusCode;
+    if (!Number.isInteger(status) || status < 100 || status > 599) {
+      throw new HandlerResultError(`statusCode must be an integer 100-599, got ${JSON.stringify(status)}`);
+    }
+    const headers = {};
+    const raw = result.headers || {};
+    if (typeof raw !== 'object') throw new HandlerResultError('headers must be an object');
+    for (const [k, v] of Object.entries(raw)) {
+      const name = String(k).toLowerCase();
+      const value = String(v);
+      if (!HEADER_TOKEN_RE.test(name) || /[\r\n\0]/.test(value)) {
+        // response splitting: refuse rather than send something we did not mean to
+        throw new HandlerResultError(`invalid response header '${name}'`);
+      }
+      if (HOP_BY_HOP.has(name) || name.startsWith('x-sless-')) continue;
+      headers[name] = value;
+    }
+    const body = result.body;
+    let payload;
+    if (body === undefined || body === null) {
+      payload = Buffer.alloc(0);
+    } else if (Buffer.isBuffer(body) || body instanceof Uint8Array) {
+      payload = Buffer.from(body);
+      if (!headers['content-type']) headers['content-type'] = 'application/octet-stream';
+    } else if (typeof body === 'string') {
+      if (result.isBase64Encoded) {
+        payload = Buffer.from(body, 'base64');
+        if (!headers['content-type']) headers['content-type'] = 'application/octet-stream';
+      } else {
+        payload = Buffer.from(body, 'utf8');
+        if (!headers['content-type']) headers['content-type'] = 'text/plain; charset=utf-8';
+      }
+    } else {
+      payload = jsonBytes(body);
+      if (!headers['content-type']) headers['content-type'] = 'application/json';
+    }
+    return [status, headers, payload];
+  }
+  if (Buffer.isBuffer(result)) return [200, { 'content-type': 'application/octet-stream' }, result];
+  return [200, { 'content-type': 'application/json' }, jsonBytes(result)];
+}
+
+function errorBody(code, message, invocationId) {
+  const error = { code, message };
+  if (invocationId) error.invocation_id = invocationId;
+  return Buffer.from(JSON.stringify({ error }), 'utf8');
+}
+
+function logError(invocationId, err) {
+  const text = err instanceof Error && err.stack ? err.stack : `thrown value: ${String(err)}`;
+  const lines = text.split('\n').map((l) => `[${invocationId}] ${l}\n`);
+  process.stderr.write(lines.join(''));
+}
+
+class Slots {
+  constructor(size) {
+    this.free = size;
+    this.waiting = [];
+  }
+  acquire() {
+    if (this.free > 0) {
+      this.free -= 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+  release() {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free += 1;
+  }
+}
+
+function send(res, status, headers, body) {
+  headers['content-length'] = String(body.length);
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+function serve(config, func) {
+  const slots = new Slots(config.concurrency);
+
+  async function invoke(req, rawBody, res) {
+    const header = (n) => {
+      const v = req.headers[n];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    const invocationId = header('x-sless-invocation-id') || crypto.randomUUID().replace(/-/g, '');
+    let deadline = parseFloat(header('x-sless-deadline'));
+    if (!Number.isFinite(deadline)) deadline = Date.now() / 1000 + config.timeoutS;
+    const base = { 'x-sless-invocation-id': invocationId };
+    let event;
+    try {
+      event = buildEvent(req, rawBody);
+    } catch (err) {
+      if (!(err instanceof BadRequest)) throw err;
+      send(res, err.status, { ...base, 'content-type': 'application/json' }, errorBody(err.code, err.message, invocationId));
+      return;
+    }
+    const context = {
+      function: config.functionName,
+      namespace: config.namespace,
+      invocation_id: invocationId,
+      deadline,
+      remaining_time: () => Math.max(0, deadline - Date.now() / 1000),
+    };
+    await slots.acquire();
+    let response;
+    try {
+      const result = await func(event, context);
+      response = makeResponse(result);
+    } catch (err) {
+      logError(invocationId, err);
+      response = [500, { 'content-type': 'application/json' },
+        errorBody('handler_error', 'the function raised an error', invocationId)];
+    } finally {
+      slots.release();
+    }
+    const [status, headers, body] = response;
+    send(res, status, { ...headers, ...base }, req.method === 'HEAD' ? Buffer.alloc(0) : body);
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        tooLarge = true;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (tooLarge) {
+        res.setHeader('connection', 'close');
+        send(res, 413, { 'content-type': 'application/json' }, errorBody('payload_too_large', 'request body too large'));
+        return;
+      }
+      invoke(req, Buffer.concat(chunks), res).catch((err) => {
+        logError('runtime', err);
+        if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, errorBody('runtime_error', 'runtime failure'));
+      });
+    });
+  });
+  // longer than the gateway's client keep-alive, so the client always closes first
+  server.keepAliveTimeout = 75000;
+  server.headersTimeout = 80000;
+  server.requestTimeout = 0; // the gateway enforces the function's timeout
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  if (config.socket) {
+    try {
+      fs.unlinkSync(config.socket);
+    } catch (_) {
+      // not there: fine
+    }
+    server.listen({ path: config.socket, backlog: 128 });
+  } else {
+    server.listen({ port: config.port, host: '0.0.0.0', backlog: 128 });
+  }
+}
+
+async function main() {
+  const config = readConfig(process.env);
+  if (process.argv.slice(2).includes('--check')) {
+    process.exitCode = await runCheck(config);
+    return;
+  }
+  let func;
+  try {
+    func = await loadHandler(config);
+  } catch (err) {
+    const message = err instanceof LoadError ? err.message : describe(err, config);
+    process.stderr.write(`sless: cannot start: ${message}\n`);
+    process.exit(1);
+  }
+  serve(config, func);
+}
+
+main();

@@ -1,0 +1,520 @@
+"""sless runtime server for Python 3.11 (stdlib only).
+
+Implements the handler contract of ARCHITECTURE.md: ``def handle(event, context)`` (sync or
+async) in the tenant's code, served over HTTP/1.1 with keep-alive on a Unix socket
+(``SLESS_SOCKET``, embedded mode) or on TCP ``0.0.0.0:$PORT`` (container image).
+
+Design:
+- The handler module is imported *before* the socket is bound, so a socket that accepts
+  connections means the function is ready.
+- A small hand-written HTTP/1.1 parser on asyncio streams: the gateway is the only client,
+  the path is hot, and http.server costs a thread and a re-parse per request.
+- Sync handlers run in a thread pool of ``SLESS_CONCURRENCY`` threads; a semaphore of the
+  same size bounds async handlers too, so extra requests queue.
+- A handler exception answers 500 with a fixed message and the invocation id; the traceback
+  goes to stderr (the function's log), each line prefixed with the invocation id, never into
+  the response.
+- ``--check`` imports the handler, checks the entrypoint is callable and prints one line.
+  Its message is shown to the tenant, so paths are made relative to the code directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import concurrent.futures
+import contextlib
+import importlib
+import inspect
+import json
+import os
+import re
+import signal
+import site
+import sys
+import time
+import traceback
+import uuid
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+MAX_HEADER_BYTES = 64 * 1024
+MAX_BODY_BYTES = 32 * 1024 * 1024
+IDLE_TIMEOUT_S = 300.0
+ENTRYPOINT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\.[A-Za-z_][A-Za-z0-9_]*$")
+HEADER_TOKEN_RE = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-connection",
+}
+REASONS = {
+    200: "OK",
+    201: "Created",
+    202: "Accepted",
+    204: "No Content",
+    301: "Moved Permanently",
+    302: "Found",
+    304: "Not Modified",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    411: "Length Required",
+    413: "Payload Too Large",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    431: "Request Header Fields Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+
+class Config:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.socket = env.get("SLESS_SOCKET") or None
+        self.port = int(env.get("PORT") or "8080")
+        self.code_dir = env.get("SLESS_CODE_DIR") or "/code"
+        self.deps_dir = env.get("SLESS_DEPS_DIR") or None
+        self.entrypoint = env.get("SLESS_ENTRYPOINT") or "handler.handle"
+        self.function = env.get("SLESS_FUNCTION", "")
+        self.namespace = env.get("SLESS_NAMESPACE", "")
+        self.timeout_s = float(env.get("SLESS_TIMEOUT_S") or "30")
+        self.concurrency = max(1, int(env.get("SLESS_CONCURRENCY") or "1"))
+
+
+class Context:
+    """What the handler gets as ``context``."""
+
+    __slots__ = ("deadline", "function", "invocation_id", "namespace")
+
+    def __init__(self, function: str, namespace: str, invocation_id: str, deadline: float):
+        self.function = function
+        self.namespace = namespace
+        self.invocation_id = invocation_id
+        self.deadline = deadline
+
+    def remaining_time(self) -> float:
+        """Seconds left before the gateway gives up on this invocation (never negative)."""
+        return max(0.0, self.deadline - time.time())
+
+    def __repr__(self) -> str:
+        return (
+            f"Context(function={self.function!r}, namespace={self.namespace!r}, "
+            f"invocation_id={self.invocation_id!r}, deadline={self.deadline!r})"
+        )
+
+
+class LoadError(Exception):
+    """The handler cannot be loaded; the message is safe to show to the tenant."""
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _relative(text: str, config: Config) -> str:
+    """Remove host-specific directory prefixes from a message shown to the tenant."""
+    for prefix, shown in ((config.code_dir, ""), (config.deps_dir, "<deps>/")):
+        if prefix:
+            text = text.replace(prefix.rstrip("/") + "/", shown)
+    return text
+
+
+def _describe(exc: BaseException, config: Config) -> str:
+    if isinstance(exc, SyntaxError):
+        where = exc.filename or "?"
+        message = f"SyntaxError in {where} line {exc.lineno}: {exc.msg}"
+    else:
+        message = f"{type(exc).__name__}: {exc}"
+        frames = [
+            f
+            for f in traceback.extract_tb(exc.__traceback__)
+            if f.filename.startswith(config.code_dir.rstrip("/") + "/")
+        ]
+        if frames:
+            message += f" ({frames[-1].filename} line {frames[-1].lineno})"
+    message = _relative(message, config)
+    return message if len(message) <= 400 else message[:397] + "..."
+
+
+def load_handler(config: Config) -> Any:
+    if not ENTRYPOINT_RE.match(config.entrypoint):
+        raise LoadError(f"invalid entrypoint {config.entrypoint!r}: expected 'module.function'")
+    module_name, func_name = config.entrypoint.rsplit(".", 1)
+    if config.deps_dir:
+        sys.path.insert(0, config.deps_dir)
+        # processes .pth files of installed packages; the directory is already on the path
+        site.addsitedir(config.deps_dir)
+    sys.path.insert(0, config.code_dir)
+    relative = module_name.replace(".", "/")
+    candidates = [f"{relative}.py", f"{relative}/__init__.py"]
+    if not any(os.path.isfile(os.path.join(config.code_dir, c)) for c in candidates):
+        raise LoadError(f"handler file '{candidates[0]}' not found in the code directory")
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:  # noqa: BLE001 - anything at import time is a load error
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise LoadError(f"cannot import '{module_name}': {_describe(exc, config)}") from None
+    func = getattr(module, func_name, None)
+    if func is None:
+        raise LoadError(f"'{module_name}' has no attribute '{func_name}'")
+    if not callable(func):
+        raise LoadError(f"'{config.entrypoint}' is not callable")
+    return func
+
+
+def run_check(config: Config) -> int:
+    # whatever the tenant's module prints at import goes to stderr: stdout is our one line
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            load_handler(config)
+    except LoadError as e:
+        print(f"error: {e}", flush=True)
+        return 1
+    print(f"ok: {config.entrypoint} is callable", flush=True)
+    return 0
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+class Request:
+    __slots__ = ("body", "headers", "method", "target", "version")
+
+    def __init__(self, method: str, target: str, version: str, headers: list[tuple[str, str]]):
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = b""
+
+
+async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Request | None:
+    """Read one request; None on a clean close between requests."""
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT_S)
+    except asyncio.IncompleteReadError as e:
+        if e.partial.strip():
+            raise BadRequest(400, "bad_request", "incomplete request head") from None
+        return None
+    except asyncio.LimitOverrunError:
+        raise BadRequest(431, "headers_too_large", "request head too large") from None
+    except (asyncio.TimeoutError, ConnectionError):
+        return None
+    lines = head[:-4].decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise BadRequest(400, "bad_request", "malformed request line")
+    headers: list[tuple[str, str]] = []
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not HEADER_TOKEN_RE.match(name):
+            raise BadRequest(400, "bad_request", "malformed header")
+        headers.append((name.lower(), value.strip(" \t")))
+    request = Request(parts[0], parts[1], parts[2], headers)
+    values = {n: v for n, v in headers}
+    if values.get("expect", "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    te = values.get("transfer-encoding", "").lower()
+    if te:
+        if te != "chunked":
+            raise BadRequest(501, "not_implemented", "unsupported transfer-encoding")
+        request.body = await read_chunked(reader)
+    elif "content-length" in values:
+        raw = values["content-length"]
+        if not raw.isdigit():
+            raise BadRequest(400, "bad_request", "invalid content-length")
+        length = int(raw)
+        if length > MAX_BODY_BYTES:
+            raise BadRequest(413, "payload_too_large", "request body too large")
+        if length:
+            request.body = await reader.readexactly(length)
+    return request
+
+
+async def read_chunked(reader: asyncio.StreamReader) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        line = await reader.readuntil(b"\r\n")
+        size_text = line.split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise BadRequest(400, "bad_request", "invalid chunk size") from None
+        if size == 0:
+            # trailers, up to the empty line
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                pass
+            return b"".join(chunks)
+        total += size
+        if total > MAX_BODY_BYTES:
+            raise BadRequest(413, "payload_too_large", "request body too large")
+        chunks.append(await reader.readexactly(size))
+        if await reader.readexactly(2) != b"\r\n":
+            raise BadRequest(400, "bad_request", "malformed chunk")
+
+
+def render(status: int, headers: dict[str, str], body: bytes, keep_alive: bool) -> bytes:
+    out = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
+    for name, value in headers.items():
+        out.append(f"{name}: {value}")
+    out.append(f"content-length: {len(body)}")
+    if not keep_alive:
+        out.append("connection: close")
+    return ("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body
+
+
+def error_body(code: str, message: str, invocation_id: str | None = None) -> bytes:
+    err: dict[str, str] = {"code": code, "message": message}
+    if invocation_id:
+        err["invocation_id"] = invocation_id
+    return json.dumps({"error": err}).encode()
+
+
+# --------------------------------------------------------------------------- invocation
+
+
+def is_json_type(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+def build_event(request: Request) -> dict[str, Any]:
+    target = request.target
+    if not target.startswith("/"):
+        parts = urlsplit(target)
+        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    path, _, query_string = target.partition("?")
+    path = unquote(path) or "/"
+    if not path.startswith("/"):
+        path = "/" + path
+    query: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    for key, value in parse_qsl(query_string, keep_blank_values=True):
+        query[key] = value
+        multi.setdefault(key, []).append(value)
+    headers: dict[str, str] = {}
+    for name, value in request.headers:
+        if name.startswith("x-sless-"):
+            continue
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    body: Any = None
+    is_b64 = False
+    if request.body:
+        try:
+            text = request.body.decode("utf-8")
+        except UnicodeDecodeError:
+            body = base64.b64encode(request.body).decode("ascii")
+            is_b64 = True
+        else:
+            if is_json_type(headers.get("content-type", "")):
+                try:
+                    body = json.loads(text)
+                except ValueError:
+                    raise BadRequest(400, "invalid_json", "request body is not valid JSON") from None
+            else:
+                body = text
+    return {
+        "method": request.method,
+        "path": path,
+        "query": query,
+        "multiQuery": multi,
+        "headers": headers,
+        "body": body,
+        "isBase64Encoded": is_b64,
+    }
+
+
+class HandlerResultError(Exception):
+    """The handler returned something that cannot be sent as a response."""
+
+
+def make_response(result: Any) -> tuple[int, dict[str, str], bytes]:
+    if isinstance(result, dict) and "statusCode" in result:
+        status = result["statusCode"]
+        if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+            raise HandlerResultError(f"statusCode must be an integer 100-599, got {status!r}")
+        headers: dict[str, str] = {}
+        raw_headers = result.get("headers") or {}
+        if not isinstance(raw_headers, dict):
+            raise HandlerResultError("headers must be a dict")
+        for name, value in raw_headers.items():
+            name = str(name).lower()
+            value = str(value)
+            if not HEADER_TOKEN_RE.match(name) or any(c in value for c in "\r\n\0"):
+                # response splitting: refuse rather than send something we did not mean to
+                raise HandlerResultError(f"invalid response header {name!r}")
+            if name in HOP_BY_HOP or name.startswith("x-sless-"):
+                continue
+            headers[name] = value
+        body = result.get("body")
+        if body is None:
+            payload = b""
+        elif isinstance(body, (bytes, bytearray)):
+            payload = bytes(body)
+            headers.setdefault("content-type", "application/octet-stream")
+        elif isinstance(body, str):
+            if result.get("isBase64Encoded"):
+                try:
+                    payload = base64.b64decode(body, validate=True)
+                except (binascii.Error, ValueError) as e:
+                    raise HandlerResultError("body is not valid base64") from e
+                headers.setdefault("content-type", "application/octet-stream")
+            else:
+                payload = body.encode("utf-8")
+                headers.setdefault("content-type", "text/plain; charset=utf-8")
+        else:
+            payload = json_bytes(body)
+            headers.setdefault("content-type", "application/json")
+        return status, headers, payload
+    if isinstance(result, (bytes, bytearray)):
+        return 200, {"content-type": "application/octet-stream"}, bytes(result)
+    return 200, {"content-type": "application/json"}, json_bytes(result)
+
+
+def json_bytes(value: Any) -> bytes:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise HandlerResultError(f"return value is not JSON serializable: {e}") from e
+
+
+def log_exception(invocation_id: str, exc: BaseException) -> None:
+    lines = "".join(traceback.format_exception(exc)).rstrip("\n").split("\n")
+    sys.stderr.write("".join(f"[{invocation_id}] {line}\n" for line in lines))
+    sys.stderr.flush()
+
+
+class Server:
+    def __init__(self, config: Config, func: Any) -> None:
+        self.config = config
+        self.func = func
+        self.is_async = inspect.iscoroutinefunction(func)
+        self.slots = asyncio.Semaphore(config.concurrency)
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=config.concurrency, thread_name_prefix="handler"
+        )
+
+    async def invoke(self, request: Request) -> tuple[int, dict[str, str], bytes]:
+        values = dict(request.headers)
+        invocation_id = values.get("x-sless-invocation-id") or uuid.uuid4().hex
+        try:
+            deadline = float(values["x-sless-deadline"])
+        except (KeyError, ValueError):
+            deadline = time.time() + self.config.timeout_s
+        base = {"x-sless-invocation-id": invocation_id}
+        try:
+            event = build_event(request)
+        except BadRequest as e:
+            return e.status, {**base, "content-type": "application/json"}, error_body(e.code, e.message, invocation_id)
+        context = Context(self.config.function, self.config.namespace, invocation_id, deadline)
+        async with self.slots:
+            try:
+                if self.is_async:
+                    result = await self.func(event, context)
+                else:
+                    loop = asyncio.get_running_loop()
+                    result = await loop.run_in_executor(self.pool, self.func, event, context)
+                    if inspect.isawaitable(result):
+                        result = await result
+                status, headers, body = make_response(result)
+            except Exception as exc:  # noqa: BLE001 - any handler failure is a 500
+                log_exception(invocation_id, exc)
+                return (
+                    500,
+                    {**base, "content-type": "application/json"},
+                    error_body("handler_error", "the function raised an error", invocation_id),
+                )
+        headers.update(base)
+        return status, headers, body
+
+    async def serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    request = await read_request(reader, writer)
+                except BadRequest as e:
+                    writer.write(
+                        render(e.status, {"content-type": "application/json"}, error_body(e.code, e.message), False)
+                    )
+                    await writer.drain()
+                    return
+                if request is None:
+                    return
+                connection = dict(request.headers).get("connection", "").lower()
+                keep_alive = connection != "close" if request.version == "HTTP/1.1" else connection == "keep-alive"
+                status, headers, body = await self.invoke(request)
+                if request.method == "HEAD":
+                    body = b""
+                writer.write(render(status, headers, body, keep_alive))
+                await writer.drain()
+                if not keep_alive:
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            return
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+async def serve(config: Config, func: Any) -> None:
+    server = Server(config, func)
+    if config.socket:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(config.socket)
+        listener = await asyncio.start_unix_server(
+            server.serve_connection, path=config.socket, limit=MAX_HEADER_BYTES, backlog=128
+        )
+    else:
+        listener = await asyncio.start_server(
+            server.serve_connection, host="0.0.0.0", port=config.port, limit=MAX_HEADER_BYTES, backlog=128
+        )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    async with listener:
+        await stop.wait()
+    server.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def main(argv: list[str]) -> int:
+    # logs must appear immediately even when stdout is a file
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    config = Config(dict(os.environ))
+    if "--check" in argv[1:]:
+        return run_check(config)
+    try:
+        func = load_handler(config)
+    except LoadError as e:
+        print(f"sless: cannot start: {e}", file=sys.stderr, flush=True)
+        return 1
+    asyncio.run(serve(config, func))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,40 @@
+"""Bubblewrap sandbox for embedded mode: launch, check and stop function workers.
+
+One worker = one runtime server (``runtimes/<runtime>/server.*``) inside bubblewrap, serving
+HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox (see
+``commands`` for the security reasoning); ``start_worker`` / ``check_handler`` run it.
+
+    ok, reason = sandbox_available(settings.bwrap)
+    worker = await start_worker(spec, runtimes_dir=default_runtimes_dir(), bwrap="bwrap",
+                                unsafe_no_sandbox=False, start_timeout_s=20)
+    ... HTTP over worker.socket_path ...
+    await worker.stop()
+"""
+
+from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
+from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
+from .workers import (
+    Worker,
+    WorkerStartError,
+    check_handler,
+    default_runtimes_dir,
+    sandbox_available,
+    start_worker,
+)
+
+__all__ = [
+    "RUNTIMES",
+    "HostLayout",
+    "LaunchCommand",
+    "Limits",
+    "Runtime",
+    "SandboxSpec",
+    "Worker",
+    "WorkerStartError",
+    "address_space_mb",
+    "build_command",
+    "check_handler",
+    "default_runtimes_dir",
+    "sandbox_available",
+    "start_worker",
+]

@@ -1,0 +1,260 @@
+"""Building the command line that launches a worker: pure functions, no I/O.
+
+The sandbox is bubblewrap with every namespace unshared (user, pid, ipc, uts, cgroup, net;
+``--share-net`` only when the function has egress), ``--die-with-parent``,
+``--new-session`` (no TIOCSTI into the gateway's terminal, CVE-2017-5226), uid/gid 65534,
+no capabilities, no nested user namespaces, an empty environment plus exactly the
+variables we set, a fresh ``/proc``, a minimal ``/dev``, a size-limited ``/tmp`` and
+read-only binds of only what the interpreter needs. The root of the sandbox is remounted
+read-only at the end, so the only writable places are ``/tmp`` and the socket directory.
+
+Resource limits are applied by ``prlimit`` *inside* the sandbox, right before the
+interpreter starts: RLIMIT_NPROC is counted per (user namespace, uid), so setting it after
+bubblewrap created the worker's user namespace makes it a per-worker limit instead of one
+shared by all workers of the host uid. Note: when the gateway runs as host root, the
+sandbox uid 65534 maps to host uid 0 and the kernel does not enforce RLIMIT_NPROC for it
+(measured: 200 forks pass a limit of 20); the cgroup pids controller then contains fork
+bombs (see ``cgroups``). The memory cgroup is likewise the real memory limit; RLIMIT_AS
+is a backstop that turns most runaway allocations into a MemoryError in the handler
+instead of an OOM kill of the worker.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .specs import SandboxSpec
+
+SANDBOX_UID = 65534
+SANDBOX_GID = 65534
+MiB = 1024 * 1024
+
+#: where things appear inside the sandbox
+CODE_MOUNT = "/code"
+DEPS_MOUNT = "/deps"
+RUNTIME_MOUNT = "/runtime"
+SOCKET_MOUNT = "/run/sless"
+SOCKET_NAME = "worker.sock"
+#: the sandbox's own size-limited tmpfs, not the host's /tmp
+TMP_MOUNT = "/tmp"  # noqa: S108
+
+#: address space the interpreter needs on top of the function's memory, in MiB.
+#: Python 3.11 (measured here): 36-44 MiB VmSize at rest, 110 MiB peak once a handler
+#: thread gets its own 64 MiB malloc arena (MALLOC_ARENA_MAX=2 caps them at one), plus an
+#: 8 MiB stack reservation per handler thread.
+PYTHON_AS_OVERHEAD_MB = 128
+PYTHON_AS_PER_THREAD_MB = 8
+#: Node.js 20 reserves virtual memory up front (code range, heap cages): it does not start
+#: under 600 MiB and starts at 800 MiB with a 128 MiB heap (measured). The heap itself is
+#: capped with --max-old-space-size; the memory cgroup is the real limit for Node.
+NODE_AS_OVERHEAD_MB = 1024
+
+_ETC_DIR = Path(__file__).parent / "etc"
+
+
+@dataclass(frozen=True)
+class HostLayout:
+    """What the host provides to the sandbox; discovered once, passed in for purity."""
+
+    #: prefix of the Python interpreter that runs tenant code (``sys.base_prefix``)
+    python_prefix: Path
+    #: the node binary (symlinks resolved)
+    node: Path
+    prlimit: Path
+    #: top-level directories that are symlinks on this host (merged /usr), e.g.
+    #: ``{"/lib": "usr/lib"}``; the others among /lib, /lib64, /bin, /sbin are bound
+    root_symlinks: Mapping[str, str]
+    #: top-level directories among /lib, /lib64, /bin, /sbin that are real directories
+    root_dirs: tuple[str, ...]
+
+    @classmethod
+    def discover(cls) -> HostLayout:
+        node = shutil.which("node") or "/usr/bin/node"
+        prlimit = shutil.which("prlimit") or "/usr/bin/prlimit"
+        links: dict[str, str] = {}
+        dirs: list[str] = []
+        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            path = Path(top)
+            if path.is_symlink():
+                links[top] = str(path.readlink())
+            elif path.is_dir():
+                dirs.append(top)
+        return cls(
+            python_prefix=Path(sys.base_prefix),
+            node=Path(node).resolve(),
+            prlimit=Path(prlimit).resolve(),
+            root_symlinks=links,
+            root_dirs=tuple(dirs),
+        )
+
+
+@dataclass(frozen=True)
+class LaunchCommand:
+    """``argv`` to execute with exactly ``env`` as its environment."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+
+
+def address_space_mb(spec: SandboxSpec) -> int:
+    """RLIMIT_AS of the worker in MiB: the function's memory plus the interpreter's share."""
+    if spec.runtime == "nodejs20":
+        return spec.limits.memory_mb + NODE_AS_OVERHEAD_MB
+    return (
+        spec.limits.memory_mb + PYTHON_AS_OVERHEAD_MB + PYTHON_AS_PER_THREAD_MB * spec.concurrency
+    )
+
+
+def worker_env(
+    spec: SandboxSpec, *, code_dir: str, deps_dir: str | None, socket: str
+) -> dict[str, str]:
+    """The complete environment of the runtime: the function's env plus our settings."""
+    env = dict(spec.env)
+    env.update(
+        {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": TMP_MOUNT,
+            "TMPDIR": TMP_MOUNT,
+            "LANG": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # one extra malloc arena at most: keeps the address space predictable
+            "MALLOC_ARENA_MAX": "2",
+            "SLESS_SOCKET": socket,
+            "SLESS_CODE_DIR": code_dir,
+            "SLESS_ENTRYPOINT": spec.entrypoint,
+            "SLESS_FUNCTION": spec.function,
+            "SLESS_NAMESPACE": spec.namespace,
+            "SLESS_TIMEOUT_S": f"{spec.timeout_s:g}",
+            "SLESS_CONCURRENCY": str(spec.concurrency),
+        }
+    )
+    if deps_dir is not None:
+        env["SLESS_DEPS_DIR"] = deps_dir
+    return env
+
+
+def prlimit_args(spec: SandboxSpec, prlimit: Path) -> list[str]:
+    limits = spec.limits
+    args = [
+        str(prlimit),
+        f"--as={address_space_mb(spec) * MiB}",
+        f"--nproc={limits.max_processes}",
+        f"--nofile={limits.max_open_files}",
+        "--core=0",
+        # bounds a single file on any writable mount, including the log file
+        f"--fsize={limits.tmp_size_mb * MiB}",
+    ]
+    if limits.cpu_seconds is not None:
+        args.append(f"--cpu={limits.cpu_seconds}")
+    args.append("--")
+    return args
+
+
+def runtime_args(spec: SandboxSpec, host: HostLayout, server_dir: str, *, check: bool) -> list[str]:
+    if spec.runtime == "nodejs20":
+        argv = [
+            str(host.node),
+            f"--max-old-space-size={spec.limits.memory_mb}",
+            f"{server_dir}/server.js",
+        ]
+    else:
+        # -I: ignore PYTHON* variables and the user site; -S: none of the host interpreter's
+        # site-packages (the function sees the stdlib, its code and its deps, nothing else)
+        argv = [str(host.python_prefix / "bin" / "python3.11"), "-I", "-S", "-u", "-B"]
+        argv.append(f"{server_dir}/server.py")
+    if check:
+        argv.append("--check")
+    return argv
+
+
+def build_command(
+    spec: SandboxSpec,
+    *,
+    runtimes_dir: Path,
+    bwrap: str,
+    unsafe_no_sandbox: bool,
+    host: HostLayout,
+    check: bool = False,
+) -> LaunchCommand:
+    """The command that runs ``spec``'s runtime server (or its ``--check``)."""
+    server_dir = runtimes_dir / spec.runtime
+    if unsafe_no_sandbox:
+        env = worker_env(
+            spec,
+            code_dir=str(spec.code_dir),
+            deps_dir=None if spec.deps_dir is None else str(spec.deps_dir),
+            socket=str(spec.socket_path),
+        )
+        argv = prlimit_args(spec, host.prlimit) + runtime_args(
+            spec, host, str(server_dir), check=check
+        )
+        return LaunchCommand(argv=tuple(argv), env=env)
+
+    env = worker_env(
+        spec,
+        code_dir=CODE_MOUNT,
+        deps_dir=None if spec.deps_dir is None else DEPS_MOUNT,
+        socket=f"{SOCKET_MOUNT}/{SOCKET_NAME}",
+    )
+    argv = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        *(["--share-net"] if spec.network else []),
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_GID),
+        "--hostname",
+        "sless",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+    ]
+    for key in sorted(env):
+        argv += ["--setenv", key, env[key]]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(spec.limits.tmp_size_mb * MiB), "--tmpfs", TMP_MOUNT]
+    argv += ["--ro-bind", "/usr", "/usr"]
+    for top, target in sorted(host.root_symlinks.items()):
+        argv += ["--symlink", target, top]
+    for top in host.root_dirs:
+        argv += ["--ro-bind", top, top]
+    extra_prefixes: list[Path] = []
+    if spec.runtime == "python3.11":
+        extra_prefixes.append(host.python_prefix)
+    else:
+        # a node outside /usr (nvm, /opt) brings its install prefix
+        extra_prefixes.append(host.node.parent.parent)
+    for prefix in extra_prefixes:
+        if not prefix.is_relative_to("/usr"):
+            argv += ["--ro-bind", str(prefix), str(prefix)]
+    if not host.prlimit.is_relative_to("/usr"):
+        argv += ["--ro-bind", str(host.prlimit), str(host.prlimit)]
+    # a minimal /etc: our own passwd/group/hosts, the host's CA bundle and loader cache
+    argv += ["--dir", "/etc"]
+    for name in ("passwd", "group", "hosts", "nsswitch.conf"):
+        argv += ["--ro-bind", str(_ETC_DIR / name), f"/etc/{name}"]
+    argv += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    argv += ["--ro-bind-try", "/etc/ssl", "/etc/ssl"]
+    argv += ["--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates"]
+    if spec.network:
+        argv += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+    argv += ["--ro-bind", str(server_dir), RUNTIME_MOUNT]
+    argv += ["--ro-bind", str(spec.code_dir), CODE_MOUNT]
+    if spec.deps_dir is not None:
+        argv += ["--ro-bind", str(spec.deps_dir), DEPS_MOUNT]
+    argv += ["--bind", str(spec.socket_dir), SOCKET_MOUNT]
+    argv += ["--remount-ro", "/", "--chdir", CODE_MOUNT]
+    argv += ["--"]
+    argv += prlimit_args(spec, host.prlimit)
+    argv += runtime_args(spec, host, RUNTIME_MOUNT, check=check)
+    return LaunchCommand(argv=tuple(argv), env={})

@@ -1,0 +1,406 @@
+"""Starting, watching and stopping sandboxed workers (the I/O half of the sandbox).
+
+A worker is one bubblewrap process tree running one runtime server. Launch sequence:
+
+1. the cgroup is created (when the host allows it);
+2. bubblewrap starts with its arguments read from a memfd (``--args``), so the function's
+   environment never appears in the host's process list, with ``--block-fd`` so that
+   nothing inside runs before step 3, and ``--info-fd`` to learn the sandbox's first pid;
+3. both bubblewrap processes are moved into the cgroup, then unblocked: every process of
+   the worker, including tenant code run at import time, is counted from its first fork;
+4. the worker is ready when its Unix socket accepts a connection (the runtime imports the
+   handler before it binds the socket). If the process exits first, or the start timeout
+   passes, ``WorkerStartError`` carries the last lines of the worker's log.
+
+stdout and stderr go straight to the log file (opened in append mode by us): a chatty
+function costs the gateway no memory and no copying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from .cgroups import DEFAULT_ROOT, Cgroup
+from .commands import HostLayout, LaunchCommand, build_command
+from .specs import SandboxSpec
+
+_LOG_TAIL_BYTES = 4096
+_LOG_TAIL_LINES = 20
+_CHECK_OUTPUT_BYTES = 64 * 1024
+
+
+class WorkerStartError(Exception):
+    """The worker exited or did not become ready; the message ends with its last log lines."""
+
+
+def default_runtimes_dir() -> Path:
+    """The ``runtimes/`` directory of a source checkout (next to the ``sless`` package)."""
+    return Path(__file__).resolve().parents[2] / "runtimes"
+
+
+def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
+    """Whether bubblewrap can create the sandbox here; the reason says how to fix it."""
+    path = shutil.which(bwrap)
+    if path is None:
+        return False, (
+            f"bubblewrap ({bwrap}) not found: install it (apt-get install bubblewrap, "
+            "dnf install bubblewrap) or, on a development machine only, run without the "
+            "sandbox (SLESS_SANDBOX_UNSAFE_NO_SANDBOX=true)"
+        )
+    if shutil.which("prlimit") is None:
+        return False, "prlimit not found: install util-linux"
+    probe = [
+        path,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--proc",
+        "/proc",
+        "--",
+        "/usr/bin/true",
+    ]
+    try:
+        result = subprocess.run(probe, capture_output=True, timeout=10, check=False, env={})
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"bubblewrap cannot run: {e}"
+    if result.returncode != 0:
+        detail = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return False, (
+            f"bubblewrap cannot create the sandbox ({detail[0][:200]}): enable unprivileged "
+            "user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+            "user.max_user_namespaces>0) or run the gateway as root"
+        )
+    return True, f"bubblewrap available at {path}"
+
+
+def _log_tail(log_file: Path) -> str:
+    try:
+        with log_file.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - _LOG_TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return ""
+    lines = data.decode("utf-8", errors="replace").splitlines()[-_LOG_TAIL_LINES:]
+    return "\n".join(lines)
+
+
+class Worker:
+    """A running sandboxed runtime server."""
+
+    def __init__(
+        self,
+        spec: SandboxSpec,
+        process: asyncio.subprocess.Process,
+        cgroup: Cgroup | None,
+        cgroup_reason: str,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.pid = process.pid
+        self.socket_path = spec.socket_path
+        self.started_at = time.time()
+        self.cgroup_reason = cgroup_reason
+        self._process = process
+        self._cgroup = cgroup
+
+    def __repr__(self) -> str:
+        return f"Worker(name={self.name!r}, pid={self.pid}, returncode={self.returncode})"
+
+    @property
+    def returncode(self) -> int | None:
+        """None while running; the exit status (negative: killed by that signal) after."""
+        return self._process.returncode
+
+    @property
+    def cgroup_limited(self) -> bool:
+        return self._cgroup is not None
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's OOM killer hit the worker (needs cgroup limits)."""
+        return self._cgroup is not None and self._cgroup.oom_killed()
+
+    def pids(self) -> set[int]:
+        """Host pids of the worker's processes (from the cgroup; empty without one)."""
+        return set() if self._cgroup is None else self._cgroup.pids()
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker now. bubblewrap's death takes the sandbox's pid 1 with
+        it (``--die-with-parent``), and with it every process of the pid namespace."""
+        if self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill_all()
+
+    async def stop(self, grace_s: float = 2.0) -> int:
+        """SIGTERM, then SIGKILL after ``grace_s``; removes the cgroup and the socket."""
+        if self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._process.wait(), grace_s)
+        if self._process.returncode is None or self._cgroup is not None:
+            await asyncio.to_thread(self.kill)
+        code = await self._process.wait()
+        if self._cgroup is not None:
+            await asyncio.to_thread(self._cgroup.remove)
+        with contextlib.suppress(OSError):
+            self.socket_path.unlink()
+        return code
+
+
+async def _spawn(
+    spec: SandboxSpec,
+    command: LaunchCommand,
+    *,
+    unsafe_no_sandbox: bool,
+    cgroup: Cgroup | None,
+    stdout: int,
+    stderr: int,
+) -> asyncio.subprocess.Process:
+    """Start ``command`` with the worker already inside ``cgroup`` before its code runs."""
+    if unsafe_no_sandbox:
+        process = await asyncio.create_subprocess_exec(
+            *command.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env=dict(command.env),
+            cwd=spec.code_dir,
+            start_new_session=True,
+        )
+        if cgroup is not None:
+            # no way to block an unsandboxed interpreter before it starts: this races with
+            # its first forks, acceptable for the development-only mode
+            with contextlib.suppress(OSError):
+                cgroup.add(process.pid)
+        return process
+
+    args_fd = os.memfd_create("sless-bwrap-args", os.MFD_CLOEXEC)
+    block_r, block_w = os.pipe()
+    info_r, info_w = os.pipe()
+    try:
+        # bubblewrap options (with the --setenv values) go through the memfd; the command
+        # after "--" must stay on the command line
+        split = command.argv.index("--")
+        bwrap, options, inner = command.argv[0], command.argv[1:split], command.argv[split:]
+        options = ("--block-fd", str(block_r), "--info-fd", str(info_w), *options)
+        os.write(args_fd, b"".join(a.encode() + b"\0" for a in options))
+        os.lseek(args_fd, 0, os.SEEK_SET)
+        process = await asyncio.create_subprocess_exec(
+            bwrap,
+            "--args",
+            str(args_fd),
+            *inner,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            env={},
+            cwd="/",
+            start_new_session=True,
+            pass_fds=(args_fd, block_r, info_w),
+        )
+    finally:
+        for fd in (args_fd, block_r, info_w):
+            os.close(fd)
+    try:
+        info = await asyncio.wait_for(asyncio.to_thread(_read_all, info_r), 10)
+        if cgroup is not None:
+            cgroup.add(process.pid)
+            child = json.loads(info or "{}").get("child-pid")
+            if isinstance(child, int):
+                with contextlib.suppress(ProcessLookupError, OSError):
+                    cgroup.add(child)
+    finally:
+        os.close(info_r)
+        # unblock (or, on error, let bubblewrap see EOF and go on to be killed)
+        with contextlib.suppress(OSError):
+            os.write(block_w, b"1")
+        os.close(block_w)
+    return process
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    while chunk := os.read(fd, 4096):
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+async def _socket_accepts(path: Path) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, str(path))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
+
+
+async def start_worker(
+    spec: SandboxSpec,
+    *,
+    runtimes_dir: Path,
+    bwrap: str = "bwrap",
+    unsafe_no_sandbox: bool = False,
+    start_timeout_s: float = 20.0,
+    host: HostLayout | None = None,
+    cgroup_root: Path | None = None,
+) -> Worker:
+    """Launch a worker and return once its socket accepts connections.
+
+    Raises ``WorkerStartError`` (with the worker's last log lines) if it exits or is not
+    ready within ``start_timeout_s``; the worker is then killed and cleaned up.
+    """
+    command = build_command(
+        spec,
+        runtimes_dir=runtimes_dir,
+        bwrap=bwrap,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+        host=host or HostLayout.discover(),
+    )
+    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        spec.socket_path.unlink()
+    cgroup, reason = Cgroup.create(spec.name, spec.limits, cgroup_root or DEFAULT_ROOT)
+    log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    try:
+        process = await _spawn(
+            spec,
+            command,
+            unsafe_no_sandbox=unsafe_no_sandbox,
+            cgroup=cgroup,
+            stdout=log_fd,
+            stderr=log_fd,
+        )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    finally:
+        os.close(log_fd)
+    worker = Worker(spec, process, cgroup, reason)
+    deadline = time.monotonic() + start_timeout_s
+    delay = 0.002
+    try:
+        while True:
+            if process.returncode is not None:
+                raise WorkerStartError(
+                    f"worker {spec.name} exited with status {process.returncode} before it "
+                    f"was ready\n{_log_tail(spec.log_file)}".rstrip()
+                )
+            if spec.socket_path.exists() and await _socket_accepts(spec.socket_path):
+                return worker
+            if time.monotonic() > deadline:
+                raise WorkerStartError(
+                    f"worker {spec.name} was not ready within {start_timeout_s:g}s\n"
+                    f"{_log_tail(spec.log_file)}".rstrip()
+                )
+            # the process's exit wakes us early; otherwise poll with a short backoff
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(process.wait()), delay)
+            delay = min(delay * 2, 0.05)
+    except BaseException:
+        await worker.stop(grace_s=0)
+        raise
+
+
+async def check_handler(
+    spec: SandboxSpec,
+    *,
+    runtimes_dir: Path,
+    bwrap: str = "bwrap",
+    unsafe_no_sandbox: bool = False,
+    timeout_s: float = 30.0,
+    host: HostLayout | None = None,
+    cgroup_root: Path | None = None,
+) -> tuple[bool, str]:
+    """Import the handler with the runtime's ``--check`` inside the same sandbox.
+
+    Returns ``(ok, message)``; the message is one line meant for the tenant.
+    """
+    command = build_command(
+        spec,
+        runtimes_dir=runtimes_dir,
+        bwrap=bwrap,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+        host=host or HostLayout.discover(),
+        check=True,
+    )
+    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    check_spec_name = f"{spec.name}.check"
+    cgroup, _ = Cgroup.create(check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT)
+    log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    try:
+        process = await _spawn(
+            spec,
+            command,
+            unsafe_no_sandbox=unsafe_no_sandbox,
+            cgroup=cgroup,
+            stdout=subprocess.PIPE,
+            stderr=log_fd,
+        )
+    finally:
+        os.close(log_fd)
+    worker = Worker(spec, process, cgroup, "")
+    try:
+        if process.stdout is None:
+            raise RuntimeError("stdout pipe missing")
+        output = await asyncio.wait_for(_read_bounded(process.stdout), timeout_s)
+        code = await asyncio.wait_for(process.wait(), timeout_s)
+    except TimeoutError:
+        return False, f"the handler did not load within {timeout_s:g}s"
+    finally:
+        await worker.stop(grace_s=0)
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if code == 0 and last.startswith("ok:"):
+        return True, last[3:].strip()
+    if last.startswith("error:"):
+        return False, last[6:].strip()[:500]
+    if code < 0:
+        return False, f"the handler check was killed by signal {-code} (memory or time limit?)"
+    return False, f"the handler check failed with status {code}"
+
+
+async def _read_bounded(stream: asyncio.StreamReader) -> str:
+    """Read everything, keeping only the last bytes: tenant code may print without end."""
+    kept = b""
+    while chunk := await stream.read(65536):
+        kept = (kept + chunk)[-_CHECK_OUTPUT_BYTES:]
+    return kept.decode("utf-8", errors="replace")
