@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -66,7 +69,7 @@ def run_up(settings: Settings) -> None:
         loop="uvloop",
         http="httptools",
     )
-    server = uvicorn.Server(config)
+    server = _graceful_server_class()(config)
     click.echo(
         f"sless gateway on http://{settings.gateway.host}:{settings.gateway.port}"
         f" (data in {settings.data_dir})",
@@ -80,6 +83,29 @@ def run_up(settings: Settings) -> None:
             embedded.stop()
     if not server.started:
         raise click.ClickException("the gateway did not start (see the messages above)")
+
+
+def _graceful_server_class() -> type:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """Ctrl-C / SIGTERM shut down gracefully and then *return*.
+
+        Plain uvicorn re-raises the signal after its shutdown, which would kill the
+        process before the embedded PostgreSQL is stopped.
+        """
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            signals = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return GracefulServer
 
 
 def apply_overrides(

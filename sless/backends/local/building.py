@@ -29,6 +29,24 @@ from sless.validation import Verdict, extract_archive
 log = logging.getLogger(__name__)
 
 _OUTPUT_TAIL = 1500
+#: how the host reaches package indexes (proxies, CA bundles, index mirrors): passed to the
+#: installers; nothing else of the gateway's environment (its secrets) is
+_PASSTHROUGH_ENV = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_NATIVE_TLS",
+    "npm_config_registry",
+)
 
 
 class BuildError(Exception):
@@ -146,6 +164,7 @@ class Builder:
 
     async def _run(self, argv: list[str], *, cwd: Path, what: str) -> None:
         env = {
+            **{k: v for k in _PASSTHROUGH_ENV if (v := os.environ.get(k))},
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(cwd),
             "UV_CACHE_DIR": str(self.root / ".cache" / "uv"),

@@ -1,0 +1,165 @@
+"""The README's commands, typed as a new user would: scripts/run, then the CLI and curl.
+
+The platform runs as a real process (`scripts/run` → `sless up` with embedded PostgreSQL
+and bubblewrap workers); every CLI call is a real `sless` process. The user's config dir
+is a temporary one so that `sless login` writes there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import free_port
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+ROOT = Path(__file__).resolve().parents[2]
+SLESS = [str(Path(sys.executable).parent / "sless")]
+
+
+class Platform:
+    def __init__(self, home: Path, port: int) -> None:
+        self.home = home
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "SLESS_URL": self.url,
+        }
+        self.env.pop("SLESS_ADMIN_TOKEN", None)
+        self.env.pop("SLESS_TOKEN", None)
+        # the machine's uv and semgrep stay reachable with another HOME
+        self.env["PATH"] = f"{Path.home() / '.local/bin'}:{os.environ.get('PATH', '')}"
+        self.output = home / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.output, "ab") as log:  # the child keeps its own copy
+            self.process = subprocess.Popen(
+                ["scripts/run", "--port", str(self.port)],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"sless up did not start:\n{self.output.read_text()[-3000:]}")
+            time.sleep(0.3)
+
+    def stop(self) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=60)
+
+    def sless(self, *args: str, check: bool = True, **env: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [*SLESS, *args],
+            cwd=ROOT,
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"sless {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+        return result
+
+
+@pytest.fixture
+def platform(tmp_path: Path) -> Iterator[Platform]:
+    p = Platform(tmp_path, free_port())
+    p.start()
+    yield p
+    if p.process is not None and p.process.poll() is None:
+        p.stop()
+
+
+def test_readme_quickstart(platform: Platform) -> None:
+    printed = platform.output.read_text()
+    match = re.search(r"export SLESS_ADMIN_TOKEN=(\S+)", printed)
+    assert match, printed
+    admin_token = match.group(1)
+
+    created = platform.sless("admin", "tenant", "create", "acme", SLESS_ADMIN_TOKEN=admin_token)
+    token = re.search(r"token: (\S+)", created.stdout)
+    assert token, created.stdout
+    login = platform.sless("login", "--url", platform.url, "--token", token.group(1))
+    assert "acme" in login.stdout
+    config = platform.home / ".config/sless/config.json"
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert "tenant: acme\nnamespace: sless-acme" in platform.sless("whoami").stdout
+
+    deployed = platform.sless("deploy", "examples/hello-python", "--name", "hello")
+    assert "hello is Ready" in deployed.stdout
+    assert "phase: Ready" in deployed.stderr
+
+    answer = httpx.get(f"{platform.url}/fn/sless-acme/hello?name=Ada").json()
+    assert answer == {"message": "Hello, Ada!", "function": "hello"}
+    invoked = platform.sless("invoke", "hello", "--data", '{"name": "Grace"}')
+    assert '"Hello, Grace!"' in invoked.stdout
+
+    node = platform.sless("deploy", "examples/hello-node", "--name", "hello-node")
+    assert "Ready" in node.stdout
+    assert httpx.get(f"{platform.url}/fn/sless-acme/hello-node?name=Lin").json()["message"] == (
+        "Hello, Lin!"
+    )
+    deps = platform.sless("deploy", "examples/python-deps", "--name", "parse-url")
+    assert "Ready" in deps.stdout
+    parsed = httpx.get(
+        f"{platform.url}/fn/sless-acme/parse-url", params={"url": "http://h.example:81/p?q=1"}
+    ).json()
+    assert parsed == {
+        "scheme": "http",
+        "host": "h.example",
+        "port": 81,
+        "path": "/p",
+        "query": {"q": "1"},
+    }
+
+    listing = platform.sless("ls").stdout
+    assert all(name in listing for name in ("hello", "hello-node", "parse-url"))
+    assert "greeting Grace" in platform.sless("logs", "hello").stdout
+
+    # errors are one line and a non-zero exit
+    missing = platform.sless("invoke", "nope", check=False)
+    assert missing.returncode != 0
+    bad = platform.sless(
+        "deploy", "examples", "--name", "Bad_Name", "--runtime", "python3.11", check=False
+    )
+    assert bad.returncode != 0
+    assert "DNS-1123" in bad.stderr
+
+    removed = platform.sless("rm", "hello-node")
+    assert "deleted hello-node" in removed.stdout
+    assert httpx.get(f"{platform.url}/fn/sless-acme/hello-node").status_code == 404
+
+    # a clean stop flushes every invocation record; a restart finds them all
+    assert platform.stop() == 0
+    platform.start()
+    assert "SLESS_ADMIN_TOKEN=" not in platform.output.read_text()[len(printed) :]
+    rows = platform.sless("invocations", "--json", "--limit", "100").stdout
+    assert rows.count('"function": "hello"') == 2
+    assert rows.count('"function": "hello-node"') == 1
+    assert rows.count('"function": "parse-url"') == 1
+    # the function came back with the platform
+    assert httpx.get(f"{platform.url}/fn/sless-acme/hello").status_code == 200
