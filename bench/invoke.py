@@ -1,0 +1,154 @@
+"""Invocation benchmark: the gateway against calling the worker's socket directly.
+
+Starts a real platform (`sless up`: embedded PostgreSQL, bubblewrap workers) on a free
+port, deploys examples/hello-python, then measures in the same run:
+
+- cold start: the first invocation of the freshly deployed function (starts a worker);
+- warm: latency p50/p99 and requests/s through ``/fn/...``;
+- baseline: the same load straight to the worker's Unix socket (no gateway).
+
+Prints the figures and the gateway/direct ratios. Usage:
+    uv run python bench/invoke.py [--requests 4000] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob
+import io
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import aiohttp
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = "sl_a_bench-admin-token-0123456789abcdef"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _zip(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(directory.iterdir()):
+            archive.write(path, path.name)
+    return buffer.getvalue()
+
+
+async def _load(
+    session: aiohttp.ClientSession, url: str, requests: int, concurrency: int
+) -> tuple[list[float], float, int]:
+    latencies: list[float] = []
+    errors = 0
+    remaining = requests
+
+    async def worker() -> None:
+        nonlocal remaining, errors
+        while remaining > 0:
+            remaining -= 1
+            started = time.perf_counter()
+            async with session.get(url) as response:
+                await response.read()
+                if response.status != 200:
+                    errors += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return latencies, time.perf_counter() - started, errors
+
+
+def _summary(name: str, latencies: list[float], elapsed: float, errors: int) -> dict[str, float]:
+    q = statistics.quantiles(latencies, n=100)
+    figures = {"p50": q[49], "p99": q[98], "rps": len(latencies) / elapsed}
+    print(
+        f"{name:<8} p50 {figures['p50']:7.2f} ms  p99 {figures['p99']:7.2f} ms"
+        f"  {figures['rps']:8.0f} req/s  ({len(latencies)} requests, {errors} errors)"
+    )
+    return figures
+
+
+async def _measure(url: str, socket_path: str, requests: int, concurrency: int) -> None:
+    async with aiohttp.ClientSession() as session:
+        await _load(session, url, 200, concurrency)  # warm-up
+        gateway = _summary("gateway", *await _load(session, url, requests, concurrency))
+    connector = aiohttp.UnixConnector(path=socket_path)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        await _load(session, "http://worker/", 200, concurrency)
+        direct = _summary("direct", *await _load(session, "http://worker/", requests, concurrency))
+    print(
+        f"ratio gateway/direct: p50 x{gateway['p50'] / direct['p50']:.2f},"
+        f" p99 x{gateway['p99'] / direct['p99']:.2f},"
+        f" throughput x{gateway['rps'] / direct['rps']:.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="sless-bench-") as data:
+        env = {**os.environ, "SLESS_ADMIN_TOKEN": ADMIN, "SLESS_DATA_DIR": data}
+        log = open(Path(data) / "server.log", "wb")  # noqa: SIM115
+        server = subprocess.Popen(
+            [sys.executable, "-m", "sless.cli", "up", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    if httpx.get(f"{url}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if server.poll() is not None or time.monotonic() > deadline:
+                    sys.exit("the platform did not start: " + (Path(data) / "server.log").read_text())
+                time.sleep(0.2)
+            admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"})
+            token = admin.post("/v1/admin/tenants", json={"name": "bench"}).json()["token"]
+            tenant = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
+            path = "/v1/namespaces/sless-bench/functions/hello"
+            tenant.put(path, json={"concurrency": args.concurrency}).raise_for_status()
+            tenant.post(
+                path + "/upload", content=_zip(ROOT / "examples/hello-python")
+            ).raise_for_status()
+            while tenant.get(path).json()["status"]["phase"] != "Ready":
+                time.sleep(0.05)
+            started = time.perf_counter()
+            first = httpx.get(f"{url}/fn/sless-bench/hello", timeout=60)
+            cold = (time.perf_counter() - started) * 1000
+            print(f"cold start (first invocation after deploy): {cold:.0f} ms (HTTP {first.status_code})")
+            sockets = glob.glob("/tmp/sless-run-*/*/worker.sock")
+            sockets.sort(key=os.path.getmtime)
+            asyncio.run(_measure(f"{url}/fn/sless-bench/hello", sockets[-1], args.requests, args.concurrency))
+            admin.close()
+            tenant.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            log.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from sless.cli import main
+
+main()
