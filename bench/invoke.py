@@ -123,7 +123,9 @@ def main() -> None:
                 except httpx.TransportError:
                     pass
                 if server.poll() is not None or time.monotonic() > deadline:
-                    sys.exit("the platform did not start: " + (Path(data) / "server.log").read_text())
+                    sys.exit(
+                        "the platform did not start: " + (Path(data) / "server.log").read_text()
+                    )
                 time.sleep(0.2)
             admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"})
             token = admin.post("/v1/admin/tenants", json={"name": "bench"}).json()["token"]
@@ -138,10 +140,16 @@ def main() -> None:
             started = time.perf_counter()
             first = httpx.get(f"{url}/fn/sless-bench/hello", timeout=60)
             cold = (time.perf_counter() - started) * 1000
-            print(f"cold start (first invocation after deploy): {cold:.0f} ms (HTTP {first.status_code})")
+            print(
+                f"cold start (first invocation after deploy): {cold:.0f} ms ({first.status_code})"
+            )
             sockets = glob.glob("/tmp/sless-run-*/*/worker.sock")
             sockets.sort(key=os.path.getmtime)
-            asyncio.run(_measure(f"{url}/fn/sless-bench/hello", sockets[-1], args.requests, args.concurrency))
+            asyncio.run(
+                _measure(
+                    f"{url}/fn/sless-bench/hello", sockets[-1], args.requests, args.concurrency
+                )
+            )
             admin.close()
             tenant.close()
         finally:

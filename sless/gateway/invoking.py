@@ -249,15 +249,20 @@ class InvokeApp:
                         data=body,
                         allow_redirects=False,
                     ) as response:
-                        payload = await response.content.read(_MAX_RESPONSE_BYTES + 1)
-                        if len(payload) > _MAX_RESPONSE_BYTES:
-                            raise UpstreamError("the function's response is too large")
+                        chunks: list[bytes] = []
+                        size = 0
+                        async for chunk in response.content.iter_chunked(64 * 1024):
+                            size += len(chunk)
+                            if size > _MAX_RESPONSE_BYTES:
+                                raise UpstreamError("the function's response is too large")
+                            chunks.append(chunk)
+                        payload = b"".join(chunks)
                         status = response.status
                         out_headers = [
-                            (name, v.encode("latin-1"))
+                            (key, v.encode("latin-1"))
                             for k, v in response.headers.items()
-                            if (name := k.lower().encode("latin-1")) not in _DROP_RESPONSE
-                            and not name.startswith(b"x-sless-")
+                            if (key := k.lower().encode("latin-1")) not in _DROP_RESPONSE
+                            and not key.startswith(b"x-sless-")
                         ]
             except TimeoutError:
                 upstream.timed_out = True

@@ -11,7 +11,6 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from sless.config import LLMSettings, ValidationSettings

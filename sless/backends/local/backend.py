@@ -277,7 +277,7 @@ class LocalBackend:
         sandbox = self.settings.sandbox
         return SandboxSpec(
             name=f"{namespace}.{name}.{serial}",
-            runtime=spec.runtime.value,  # type: ignore[arg-type]
+            runtime=spec.runtime.value,
             code_dir=build.code_dir,
             deps_dir=build.deps_dir,
             entrypoint=spec.entrypoint,

@@ -1,0 +1,194 @@
+"""Benchmark of static validation (semgrep + text checks) and manifest checks.
+
+Prints recall and false-positive rate over the corpus (one run_static + check_manifests per
+sample, as an upload would get), p50/p95 wall time per upload for a realistic 20-file
+upload and for the corpus samples, and ratios against baselines measured in the same run:
+semgrep's bare process start (``semgrep --version``) and the same scan without
+``--experimental`` (the Python wrapper instead of osemgrep).
+
+    uv run python bench/validation.py            # every corpus sample
+    uv run python bench/validation.py --quick    # every 4th sample
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from sless.config import ValidationSettings
+from sless.validation.manifests import check_manifests
+from sless.validation.report import Verdict
+from sless.validation.static import _list_files, _semgrep_command, resolve_semgrep, run_static
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "validation" / "corpus"
+TARGET_RECALL, TARGET_FPR, TARGET_P50_S = 0.97, 0.02, 0.5
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+async def _validate(directory: Path, settings: ValidationSettings) -> tuple[Verdict, float]:
+    started = time.perf_counter()
+    static = await run_static(directory, "python", settings)
+    manifest = await asyncio.to_thread(check_manifests, directory)
+    elapsed = time.perf_counter() - started
+    verdict = static.verdict.stricter(manifest.verdict)
+    for finding in static.findings + manifest.findings:
+        verdict = verdict.stricter(finding.severity)
+    return verdict, elapsed
+
+
+def _twenty_file_upload(root: Path) -> Path:
+    """An order-processing service: handler, routes, models, clients, utils, tests, config."""
+    up = root / "orders-service"
+    files: dict[str, str] = {
+        "handler.py": "from app.router import dispatch\n\n\ndef handle(event, context=None):\n"
+        "    return dispatch(event)\n",
+        "requirements.txt": "requests==2.32.3\npydantic>=2.7\nboto3>=1.34\nPillow==10.4.0\n",
+        "app/__init__.py": "",
+        "app/router.py": "import json\n\nfrom app.routes import orders, invoices, health\n\n"
+        "ROUTES = {'orders': orders.handle, 'invoices': invoices.handle, 'health': health.handle}"
+        "\n\n\ndef dispatch(event):\n    route = ROUTES.get(event.get('route', 'health'))\n"
+        "    if route is None:\n        return {'statusCode': 404}\n"
+        "    return {'statusCode': 200, 'body': json.dumps(route(event))}\n",
+        "app/routes/__init__.py": "",
+        "app/routes/health.py": "def handle(event):\n    return {'ok': True}\n",
+        "app/config.py": "import os\n\nTABLE = os.environ.get('TABLE_NAME', 'orders')\n"
+        "API = os.environ.get('PAYMENTS_API', 'https://payments.example.com')\n",
+        "app/models/__init__.py": "",
+        "app/clients/__init__.py": "",
+        "app/utils/__init__.py": "",
+        "tests/__init__.py": "",
+    }
+    for name in ("orders", "invoices"):
+        files[f"app/routes/{name}.py"] = (
+            f"from app.clients import db, payments\nfrom app.models.{name} import parse\n\n\n"
+            "def handle(event):\n    item = parse(event.get('body') or '{}')\n"
+            "    db.put(item)\n    if item.get('pay'):\n        payments.charge(item)\n"
+            "    return item\n"
+        )
+        files[f"app/models/{name}.py"] = (
+            "import json\nfrom decimal import Decimal\n\n\ndef parse(body):\n"
+            "    data = json.loads(body)\n    data['total'] = str(sum(Decimal(str(l['price'])) * "
+            "l['qty'] for l in data.get('lines', [])))\n    return data\n"
+        )
+        files[f"tests/test_{name}.py"] = (
+            f"from app.models.{name} import parse\n\n\ndef test_total():\n"
+            "    assert parse('{\"lines\": [{\"price\": 2, \"qty\": 3}]}')['total'] == '6'\n"
+        )
+    files["app/clients/db.py"] = (
+        "import boto3\n\nfrom app.config import TABLE\n\n_table = None\n\n\ndef put(item):\n"
+        "    global _table\n    _table = _table or boto3.resource('dynamodb').Table(TABLE)\n"
+        "    _table.put_item(Item=item)\n"
+    )
+    files["app/clients/payments.py"] = (
+        "import os\n\nimport requests\n\nfrom app.config import API\n\n\ndef charge(item):\n"
+        "    r = requests.post(f'{API}/charges', json={'amount': item['total']}, "
+        "headers={'Authorization': 'Bearer ' + os.environ['PAYMENTS_TOKEN']}, timeout=5)\n"
+        "    r.raise_for_status()\n    return r.json()\n"
+    )
+    files["app/utils/images.py"] = (
+        "import base64\nimport io\n\nfrom PIL import Image\n\n\ndef thumb(b64):\n"
+        "    img = Image.open(io.BytesIO(base64.b64decode(b64)))\n    img.thumbnail((128, 128))\n"
+        "    out = io.BytesIO()\n    img.save(out, 'PNG')\n"
+        "    return base64.b64encode(out.getvalue()).decode()\n"
+    )
+    for rel, text in files.items():
+        (up / rel).parent.mkdir(parents=True, exist_ok=True)
+        (up / rel).write_text(text)
+    if len(files) != 20:
+        raise SystemExit(f"the upload has {len(files)} files, not 20")
+    return up
+
+
+def _time_command(command: list[str], cwd: Path, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=cwd, capture_output=True, check=False)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="every 4th corpus sample")
+    parser.add_argument("--runs", type=int, default=15, help="timed runs of the 20-file upload")
+    args = parser.parse_args()
+    settings = ValidationSettings()
+    binary = resolve_semgrep(settings)
+    if binary is None:
+        raise SystemExit("semgrep not found: uv tool install semgrep==1.185.0")
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    print(f"semgrep {version.stdout.strip()} ({binary})")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        upload = _twenty_file_upload(Path(tmp))
+        await _validate(upload, settings)  # warm the page cache
+        times = []
+        for _ in range(args.runs):
+            verdict, elapsed = await _validate(upload, settings)
+            times.append(elapsed)
+        p50, p95 = _percentiles(times)
+        print(f"\n20-file upload ({args.runs} runs): verdict={verdict.value}")
+        print(
+            f"  run_static+check_manifests  p50 {p50:.3f}s  p95 {p95:.3f}s"
+            f"  (target p50 <= {TARGET_P50_S}s: {'met' if p50 <= TARGET_P50_S else 'MISSED'})"
+        )
+        _root, files, _odd = _list_files(upload)
+        targets = ["./" + f for f in files]
+        start_only = _time_command([binary, "--version"], upload, 5)
+        base = _semgrep_command(binary, settings)
+        legacy = [part for part in base if part != "--experimental"]
+        legacy_times = _time_command([*legacy, "--", *targets], upload, 3)
+        osemgrep_times = _time_command([*base, "--", *targets], upload, 5)
+        s50 = statistics.median(start_only)
+        l50 = statistics.median(legacy_times)
+        o50 = statistics.median(osemgrep_times)
+        print(
+            f"  baseline semgrep --version (process start)  p50 {s50:.3f}s"
+            f"  -> validation costs {p50 / s50:.1f}x a bare start"
+        )
+        print(
+            f"  baseline scan without --experimental (pysemgrep)  p50 {l50:.3f}s"
+            f"  vs osemgrep scan alone p50 {o50:.3f}s  -> {l50 / o50:.1f}x faster"
+        )
+
+    samples = []
+    for kind in ("malicious", "benign"):
+        found = sorted(p for p in (CORPUS / kind).iterdir() if (p / "meta.json").is_file())
+        samples += found[:: 4 if args.quick else 1]
+    results: dict[str, list[tuple[str, Verdict, str]]] = {"malicious": [], "benign": []}
+    corpus_times = []
+    for sample in samples:
+        meta = json.loads((sample / "meta.json").read_text())
+        verdict, elapsed = await _validate(sample, settings)
+        corpus_times.append(elapsed)
+        results[sample.parent.name].append((sample.name, verdict, meta["expect"]))
+    malicious, benign = results["malicious"], results["benign"]
+    missed = [n for n, v, _ in malicious if v is Verdict.ALLOW]
+    flagged = [n for n, v, _ in benign if v is not Verdict.ALLOW]
+    recall = 1 - len(missed) / len(malicious)
+    fpr = len(flagged) / len(benign)
+    rejected = sum(v is Verdict.REJECT for _, v, _ in malicious)
+    c50, c95 = _percentiles(corpus_times)
+    print(f"\ncorpus ({len(malicious)} malicious, {len(benign)} benign; one upload each)")
+    print(
+        f"  recall {recall:.3f} (target >= {TARGET_RECALL}); rejected {rejected}, "
+        f"held for review {len(malicious) - rejected - len(missed)}, missed {missed}"
+    )
+    print(f"  false-positive rate {fpr:.3f} (target <= {TARGET_FPR}); flagged {flagged}")
+    print(f"  per-sample run_static+check_manifests  p50 {c50:.3f}s  p95 {c95:.3f}s")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

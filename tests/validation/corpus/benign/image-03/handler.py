@@ -1,0 +1,13 @@
+import base64
+import io
+
+from PIL import Image, ImageDraw, ImageOps
+
+
+def handle(event, context=None):
+    raw = base64.b64decode(event["image_base64"])
+    img = Image.open(io.BytesIO(raw)).convert("RGB")
+    img = img.rotate(int(event.get('degrees', 90)), expand=True)
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return {"op": "rotate", "image_base64": base64.b64encode(out.getvalue()).decode("ascii")}

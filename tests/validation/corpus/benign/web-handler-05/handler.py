@@ -1,0 +1,31 @@
+import json
+from http import HTTPStatus
+
+_STORE: dict[str, dict] = {}
+
+
+def _response(status, body):
+    return {"statusCode": int(status), "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+
+
+def handle(event, context=None):
+    method = event.get("httpMethod", "GET")
+    product_id = (event.get("pathParameters") or {}).get("id")
+    if method == "GET" and product_id:
+        item = _STORE.get(product_id)
+        if item is None:
+            return _response(HTTPStatus.NOT_FOUND, {"error": "product not found"})
+        return _response(HTTPStatus.OK, item)
+    if method == "GET":
+        return _response(HTTPStatus.OK, {"products": list(_STORE.values())})
+    if method == "POST":
+        try:
+            payload = json.loads(event.get("body") or "{}")
+        except json.JSONDecodeError:
+            return _response(HTTPStatus.BAD_REQUEST, {"error": "invalid JSON"})
+        if "price" not in payload:
+            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": "price is required"})
+        new_id = str(len(_STORE) + 1)
+        _STORE[new_id] = {"id": new_id, **payload}
+        return _response(HTTPStatus.CREATED, _STORE[new_id])
+    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} not allowed"})

@@ -1,0 +1,2 @@
+const { parentPort, workerData } = require("worker_threads");
+parentPort.postMessage(workerData.reduce((a, b) => a + b, 0));

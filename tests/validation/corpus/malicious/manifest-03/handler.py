@@ -1,0 +1,5 @@
+import colorama
+
+
+def handle(event):
+    return colorama.Fore.RED + 'x'

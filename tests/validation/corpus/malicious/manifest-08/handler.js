@@ -1,0 +1,2 @@
+const x = require('lodash');
+exports.handler = async () => x.VERSION;
