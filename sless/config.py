@@ -111,6 +111,40 @@ class BuildSettings(BaseModel):
     timeout_s: float = 600.0
 
 
+class KubernetesSettings(BaseModel):
+    """Kubernetes mode (``SLESS_BACKEND=kubernetes``): ``SLESS_KUBERNETES_<FIELD>``."""
+
+    #: kubeconfig file; unset = in-cluster service account, then ~/.kube/config
+    kubeconfig: Path | None = None
+    #: custom resource group of Function, Trigger, FunctionJob and Tenant
+    group: str = "sless.kube5s.ru"
+    version: str = "v1"
+    #: where kaniko build Jobs run; never a tenant namespace
+    builds_namespace: str = "sless-builds"
+    #: namespace and pod labels of the gateway (NetworkPolicies allow ingress from it)
+    gateway_namespace: str = "sless-system"
+    gateway_labels: dict[str, str] = Field(
+        default_factory=lambda: {"app.kubernetes.io/name": "sless-gateway"}
+    )
+    #: image registry that builds push to, e.g. registry.example.com/sless
+    registry: str = "registry.sless-system.svc:5000/sless"
+    #: Secret (in builds_namespace only) with the registry's docker config
+    registry_secret: str = "sless-registry"
+    kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
+    #: base images of the runtimes (runtimes/<runtime>/Dockerfile builds them)
+    runtime_images: dict[str, str] = Field(
+        default_factory=lambda: {
+            "python3.11": "registry.sless-system.svc:5000/sless/runtime-python3.11:0.1.0",
+            "nodejs20": "registry.sless-system.svc:5000/sless/runtime-nodejs20:0.1.0",
+        }
+    )
+    #: RuntimeClass of function pods; empty refuses to start unless allow_no_sandbox
+    runtime_class: str = "gvisor"
+    allow_no_sandbox: bool = False
+    #: seconds a build may run
+    build_timeout_s: int = 900
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="SLESS_",
@@ -131,3 +165,4 @@ class Settings(BaseSettings):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     build: BuildSettings = Field(default_factory=BuildSettings)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
