@@ -111,6 +111,42 @@ class BuildSettings(BaseModel):
     timeout_s: float = 600.0
 
 
+class TenantPlan(BaseModel):
+    """What one tenant namespace may use (ResourceQuota) and per-container defaults
+    (LimitRange). A function container asks for ``cpu_millis``/``memory_mb`` of its spec."""
+
+    max_pods: int = 20
+    max_cpu_millis: int = 4000
+    max_memory_mb: int = 4096
+    max_ephemeral_storage_mb: int = 4096
+    max_services: int = 20
+    max_configmaps: int = 10
+    max_secrets: int = 10
+    max_jobs: int = 20
+    max_cronjobs: int = 20
+    max_persistentvolumeclaims: int = 0
+    #: LimitRange: defaults for containers that state nothing, and the per-container maximum
+    default_cpu_millis: int = 250
+    default_memory_mb: int = 128
+    container_max_cpu_millis: int = 4000
+    container_max_memory_mb: int = 4096
+
+
+def _default_plans() -> dict[str, TenantPlan]:
+    return {
+        "default": TenantPlan(),
+        "large": TenantPlan(
+            max_pods=100,
+            max_cpu_millis=32000,
+            max_memory_mb=65536,
+            max_ephemeral_storage_mb=32768,
+            max_services=100,
+            max_jobs=100,
+            max_cronjobs=100,
+        ),
+    }
+
+
 class KubernetesSettings(BaseModel):
     """Kubernetes mode (``SLESS_BACKEND=kubernetes``): ``SLESS_KUBERNETES_<FIELD>``."""
 
@@ -129,7 +165,7 @@ class KubernetesSettings(BaseModel):
     #: image registry that builds push to, e.g. registry.example.com/sless
     registry: str = "registry.sless-system.svc:5000/sless"
     #: Secret (in builds_namespace only) with the registry's docker config
-    registry_secret: str = "sless-registry"
+    registry_secret: str = "sless-registry"  # noqa: S105 - a Secret's name
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
     #: base images of the runtimes (runtimes/<runtime>/Dockerfile builds them)
     runtime_images: dict[str, str] = Field(
@@ -143,6 +179,27 @@ class KubernetesSettings(BaseModel):
     allow_no_sandbox: bool = False
     #: seconds a build may run
     build_timeout_s: int = 900
+    #: Secret in builds_namespace with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY for kaniko's
+    #: S3 build context (only there: tenant namespaces never see it)
+    build_s3_secret: str = "sless-build-s3"  # noqa: S105 - a Secret name
+    #: lines of a failed build's log kept in the Function's status message
+    build_log_tail_lines: int = 20
+    #: image of cron trigger and FunctionJob pods: it only makes one HTTP call (curl >= 8.3)
+    invoker_image: str = "curlimages/curl:8.11.1"
+    #: size limit of a function pod's /tmp (emptyDir, counted as ephemeral storage)
+    function_tmp_mb: int = 64
+    #: cluster DNS pods (the only DNS servers tenant pods may reach)
+    dns_namespace: str = "kube-system"
+    dns_labels: dict[str, str] = Field(default_factory=lambda: {"k8s-app": "kube-dns"})
+    #: the Kubernetes API's addresses (CIDRs), never reachable from function pods; the
+    #: operator adds the ``kubernetes`` Service's and endpoints' addresses it finds
+    api_server_cidrs: list[str] = Field(default_factory=list)
+    #: tenant plans (ResourceQuota / LimitRange); a Tenant without ``spec.plan`` gets
+    #: ``default_plan``
+    plans: dict[str, TenantPlan] = Field(default_factory=_default_plans)
+    default_plan: str = "default"
+    #: seconds between re-checks while waiting for something that will pass
+    retry_delay_s: float = 10.0
 
 
 class Settings(BaseSettings):

@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: DNS-1123 label: what Kubernetes accepts as a namespace or object name
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -94,9 +94,9 @@ def _check_egress(rule: str) -> str:
 class CodeRef(BaseModel):
     """Set by an upload: which code the function runs."""
 
-    sha256: str
-    blob_key: str
-    size: int = 0
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    blob_key: str = Field(min_length=1, max_length=1024)
+    size: int = Field(default=0, ge=0)
 
 
 class FunctionSpec(BaseModel):
@@ -154,12 +154,35 @@ class Function(BaseModel):
     status: FunctionStatus
 
 
+#: five cron fields (minute hour day-of-month month day-of-week) or a ``@`` macro
+_CRON_SCHEDULE = re.compile(
+    r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\S+\s+){4}\S+)$"
+)
+
+
 class TriggerSpec(BaseModel):
+    """``http`` makes the function reachable; ``cron`` invokes it on ``schedule``.
+
+    ``extra="allow"``: a trigger type may carry its own fields (``rabbitmq``: queue...).
+    """
+
     model_config = ConfigDict(extra="allow")
 
     type: Literal["http", "cron", "rabbitmq"]
     function: Name
     enabled: bool = True
+    #: cron only: when to invoke, in cron syntax (UTC)
+    schedule: str | None = Field(default=None, max_length=128)
+    #: cron only: the JSON body of each invocation
+    payload: Any = None
+
+    @model_validator(mode="after")
+    def _schedule(self) -> TriggerSpec:
+        if self.schedule is not None and not _CRON_SCHEDULE.match(self.schedule.strip()):
+            raise ValueError("schedule must be five cron fields or an @hourly/@daily... macro")
+        if self.type == "cron" and not self.schedule:
+            raise ValueError("a cron trigger needs a schedule")
+        return self
 
 
 class JobSpec(BaseModel):
@@ -168,3 +191,79 @@ class JobSpec(BaseModel):
     function: Name
     run_id: int = Field(default=0, ge=0)
     payload: Any = None
+
+
+# -- custom resources (Kubernetes mode) ------------------------------------------------
+# What the operator writes into ``status``; the CRD schemas in deploy/crds/ are generated
+# from these (sless/crds.py). Field names follow the contract the gateway reads.
+
+
+class Condition(BaseModel):
+    """A Kubernetes-style condition (``type`` is e.g. ``Built``, ``Ready``)."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str = ""
+    message: str = ""
+    lastTransitionTime: datetime | None = None
+
+
+class FunctionCRStatus(BaseModel):
+    """``status`` of a Function resource.
+
+    The gateway writes ``validation`` and ``phase`` (Validating/Pending) on upload; the
+    operator owns the rest. ``builds`` maps each code sha256 ever built for this function to
+    its pinned image (``registry/ns-name@sha256:...``): a sha256 in it is never built again.
+    """
+
+    phase: Phase | None = None
+    message: str = ""
+    validation: dict[str, Any] | None = None
+    observed_sha256: str | None = None
+    image: str | None = None
+    servingSpec: FunctionSpec | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+    builds: dict[str, str] = Field(default_factory=dict)
+    updated_at: datetime | None = None
+
+
+class TriggerStatus(BaseModel):
+    phase: Literal["Active", "Suspended", "Waiting", "Failed"] | None = None
+    message: str = ""
+    cronjob: str | None = None
+    updated_at: datetime | None = None
+
+
+class JobPhase(StrEnum):
+    IDLE = "Idle"
+    WAITING = "Waiting"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+class FunctionJobStatus(BaseModel):
+    """``status`` of a FunctionJob: ``run_id`` is the last run started (never started twice)."""
+
+    phase: JobPhase | None = None
+    message: str = ""
+    run_id: int | None = None
+    job_name: str | None = None
+    result: str | None = None
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+class TenantSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: a plan of ``settings.kubernetes.plans``; unset = the default plan
+    plan: str | None = Field(default=None, max_length=63)
+
+
+class TenantStatus(BaseModel):
+    phase: Literal["Ready", "Failed"] | None = None
+    message: str = ""
+    namespace: str | None = None
+    plan: str | None = None
+    updated_at: datetime | None = None

@@ -364,6 +364,7 @@ function serve(config, func) {
   const stop = () => server.close(() => process.exit(0));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  startEgressForwarder(process.env.SLESS_EGRESS_SOCKET);
   if (config.socket) {
     try {
       fs.unlinkSync(config.socket);
@@ -374,6 +375,25 @@ function serve(config, func) {
   } else {
     server.listen({ port: config.port, host: '0.0.0.0', backlog: 128 });
   }
+}
+
+// Forward 127.0.0.1:3128 (HTTP_PROXY) to the gateway's egress proxy socket: the sandbox has
+// no network, and the proxy behind this port allows only the function's egress allowlist.
+function startEgressForwarder(socketPath) {
+  if (!socketPath) return;
+  const net = require('net');
+  const forwarder = net.createServer((client) => {
+    const upstream = net.connect({ path: socketPath });
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close);
+    upstream.on('error', close);
+  });
+  forwarder.listen({ port: 3128, host: '127.0.0.1' });
 }
 
 async function main() {

@@ -478,6 +478,41 @@ class Server:
                 writer.close()
 
 
+EGRESS_PORT = 3128
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
+async def start_egress_forwarder(socket_path: str | None) -> asyncio.AbstractServer | None:
+    """Forward 127.0.0.1:3128 (HTTP_PROXY) to the gateway's egress proxy socket.
+
+    The sandbox has no network; this loopback port is its only way out, and the proxy
+    behind it allows only the function's egress allowlist.
+    """
+    if not socket_path:
+        return None
+
+    async def forward(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_unix_connection(socket_path)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    return await asyncio.start_server(forward, host="127.0.0.1", port=EGRESS_PORT)
+
+
 async def serve(config: Config, func: Any) -> None:
     server = Server(config, func)
     if config.socket:
@@ -490,6 +525,7 @@ async def serve(config: Config, func: Any) -> None:
         listener = await asyncio.start_server(
             server.serve_connection, host="0.0.0.0", port=config.port, limit=MAX_HEADER_BYTES, backlog=128
         )
+    egress = await start_egress_forwarder(os.environ.get("SLESS_EGRESS_SOCKET"))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

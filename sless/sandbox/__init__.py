@@ -12,6 +12,7 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
 """
 
 from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
+from .egress import EgressProxy, EgressRule
 from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
@@ -24,6 +25,8 @@ from .workers import (
 
 __all__ = [
     "RUNTIMES",
+    "EgressProxy",
+    "EgressRule",
     "HostLayout",
     "LaunchCommand",
     "Limits",

@@ -109,8 +109,19 @@ def address_space_mb(spec: SandboxSpec) -> int:
     )
 
 
+EGRESS_PROXY_PORT = 3128
+#: inside the sandbox: the gateway's egress proxy socket, and the loopback port the
+#: runtime forwards to it (sless/sandbox/egress.py)
+EGRESS_MOUNT = "/run/sless-egress.sock"
+
+
 def worker_env(
-    spec: SandboxSpec, *, code_dir: str, deps_dir: str | None, socket: str
+    spec: SandboxSpec,
+    *,
+    code_dir: str,
+    deps_dir: str | None,
+    socket: str,
+    egress_socket: str | None = None,
 ) -> dict[str, str]:
     """The complete environment of the runtime: the function's env plus our settings."""
     env = dict(spec.env)
@@ -135,6 +146,12 @@ def worker_env(
     )
     if deps_dir is not None:
         env["SLESS_DEPS_DIR"] = deps_dir
+    if egress_socket is not None:
+        proxy = f"http://127.0.0.1:{EGRESS_PROXY_PORT}"
+        env["SLESS_EGRESS_SOCKET"] = egress_socket
+        for key in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+            env[key] = proxy
+        env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1"
     return env
 
 
@@ -189,6 +206,7 @@ def build_command(
             code_dir=str(spec.code_dir),
             deps_dir=None if spec.deps_dir is None else str(spec.deps_dir),
             socket=str(spec.socket_path),
+            egress_socket=None if spec.egress_socket is None else str(spec.egress_socket),
         )
         argv = prlimit_args(spec, host.prlimit) + runtime_args(
             spec, host, str(server_dir), check=check
@@ -200,6 +218,7 @@ def build_command(
         code_dir=CODE_MOUNT,
         deps_dir=None if spec.deps_dir is None else DEPS_MOUNT,
         socket=f"{SOCKET_MOUNT}/{SOCKET_NAME}",
+        egress_socket=None if spec.egress_socket is None else EGRESS_MOUNT,
     )
     argv = [
         bwrap,
@@ -253,6 +272,8 @@ def build_command(
     if spec.deps_dir is not None:
         argv += ["--ro-bind", str(spec.deps_dir), DEPS_MOUNT]
     argv += ["--bind", str(spec.socket_dir), SOCKET_MOUNT]
+    if spec.egress_socket is not None:
+        argv += ["--bind", str(spec.egress_socket), EGRESS_MOUNT]
     argv += ["--remount-ro", "/", "--chdir", CODE_MOUNT]
     argv += ["--"]
     argv += prlimit_args(spec, host.prlimit)

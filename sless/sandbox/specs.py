@@ -73,6 +73,9 @@ class SandboxSpec:
     limits: Limits = field(default_factory=Limits)
     #: False: own network namespace with only loopback
     network: bool = False
+    #: host path of an egress proxy socket (sless.sandbox.egress) to offer the worker
+    #: on 127.0.0.1:3128; None = no way out at all
+    egress_socket: Path | None = None
     timeout_s: float = 30.0
     concurrency: int = 1
     #: shown to the function as SLESS_FUNCTION / SLESS_NAMESPACE

@@ -57,6 +57,7 @@ _MAX_FINDINGS = 500
 #: explicit targets per semgrep invocation, to stay far below ARG_MAX
 _MAX_ARGV_CHARS = 100_000
 _DETAIL_CHARS = 300
+_SINGLE_JOB_FILES = 100
 
 _PY_SUFFIXES = frozenset({".py", ".pyw", ".pyi"})
 _OPAQUE_SUFFIXES = frozenset(
@@ -222,7 +223,9 @@ async def _run_semgrep(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise _StaticError(f"semgrep timed out after {settings.semgrep_timeout_s:g}s")
-        command = [*_semgrep_command(binary, settings), "--", *batch]
+        # one worker for a typical upload: forking workers costs more than it saves
+        jobs = ["--jobs=1"] if len(batch) <= _SINGLE_JOB_FILES else []
+        command = [*_semgrep_command(binary, settings), *jobs, "--", *batch]
         out = await _run_bounded(command, directory, remaining, settings.semgrep_timeout_s)
         findings.extend(_parse_semgrep(out, directory))
     return findings

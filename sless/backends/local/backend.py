@@ -34,6 +34,7 @@ from sless.config import Settings
 from sless.errors import NotFound, NotReady, UpstreamError
 from sless.models import CodeRef, Function, FunctionSpec, Phase
 from sless.sandbox import (
+    EgressProxy,
     Limits,
     SandboxSpec,
     Worker,
@@ -238,9 +239,20 @@ class LocalBackend:
             # e.g. another gateway process built it, or the build dir was removed
             build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
         namespace, name = key
+        proxy: EgressProxy | None = None
+        if serving.egress:
+            proxy = EgressProxy(
+                self._short_path(f"{namespace}/{name}/{version}", "egress.sock"),
+                serving.egress,
+                name=f"{namespace}/{name}",
+            )
+            await proxy.start()
+        egress_socket = proxy.socket_path if proxy is not None else None
 
         async def factory(serial: int) -> Worker:
-            return await self._start_worker(namespace, name, serving, build, serial)
+            return await self._start_worker(
+                namespace, name, serving, build, serial, egress_socket=egress_socket
+            )
 
         pool = FunctionPool(
             f"{namespace}/{name}",
@@ -249,6 +261,8 @@ class LocalBackend:
             factory,
             max_workers=self.max_workers_per_function,
         )
+        if proxy is not None:
+            pool.on_close.append(proxy.close)
         self._pools[key] = pool
         if current is not None:
             # the old version drains in the background while the new one serves
@@ -262,15 +276,24 @@ class LocalBackend:
 
     # -- workers -----------------------------------------------------------------------
 
-    def _sandbox_spec(
-        self, namespace: str, name: str, spec: FunctionSpec, build: Build, *, serial: int
-    ) -> SandboxSpec:
+    def _short_path(self, identity: str, suffix: str) -> Path:
+        """A path under the run dir short enough for a Unix socket (108 bytes)."""
         if self._run_dir is None:
             raise RuntimeError("backend not started")
-        socket_dir = (
-            self._run_dir
-            / f"{hashlib.sha256(f'{namespace}/{name}'.encode()).hexdigest()[:12]}-{serial}"
-        )
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
+        return self._run_dir / f"{digest}-{suffix}"
+
+    def _sandbox_spec(
+        self,
+        namespace: str,
+        name: str,
+        spec: FunctionSpec,
+        build: Build,
+        *,
+        serial: int,
+        egress_socket: Path | None = None,
+    ) -> SandboxSpec:
+        socket_dir = self._short_path(f"{namespace}/{name}", str(serial))
         socket_dir.mkdir(parents=True, exist_ok=True)
         log_file = self.logs_dir / namespace / f"{name}.log"
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -293,15 +316,26 @@ class LocalBackend:
                 max_open_files=sandbox.max_open_files,
                 tmp_size_mb=sandbox.tmp_size_mb,
             ),
-            network=bool(spec.egress),
+            # never the host's network: egress goes through the allowlisting proxy
+            network=False,
+            egress_socket=egress_socket,
             timeout_s=spec.timeout_s,
             concurrency=spec.concurrency,
         )
 
     async def _start_worker(
-        self, namespace: str, name: str, spec: FunctionSpec, build: Build, serial: int
+        self,
+        namespace: str,
+        name: str,
+        spec: FunctionSpec,
+        build: Build,
+        serial: int,
+        *,
+        egress_socket: Path | None,
     ) -> Worker:
-        sandbox_spec = self._sandbox_spec(namespace, name, spec, build, serial=serial)
+        sandbox_spec = self._sandbox_spec(
+            namespace, name, spec, build, serial=serial, egress_socket=egress_socket
+        )
         try:
             return await start_worker(
                 sandbox_spec,

@@ -61,6 +61,8 @@ class FunctionPool:
         self._cond = asyncio.Condition()
         self._closed = False
         self._serial = 0
+        #: run after the workers stopped (e.g. the version's egress proxy)
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
         #: counters for tests and metrics
         self.started = 0
         self.crashed = 0
@@ -192,3 +194,5 @@ class FunctionPool:
         for slot in slots:
             await slot.session.close()
             await slot.worker.stop()
+        for closer in self.on_close:
+            await closer()

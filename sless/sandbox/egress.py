@@ -1,0 +1,230 @@
+"""Egress allowlist for embedded mode: the only way out of a worker's network namespace.
+
+A worker never shares the host's network: it runs in its own network namespace with only
+loopback. When its function has an ``egress`` allowlist, the gateway runs an HTTP proxy
+for it on a Unix socket that is bind-mounted into the sandbox, and the runtime server
+forwards ``127.0.0.1:3128`` inside the sandbox to that socket. ``HTTP_PROXY`` and
+``HTTPS_PROXY`` point there, so ordinary HTTP clients work; anything that ignores the proxy
+finds no route at all.
+
+The proxy accepts ``CONNECT host:port`` (TLS tunnels) and absolute-form plain HTTP
+requests, and only to destinations the allowlist names (``host:port`` exactly, or an IP
+inside ``CIDR:port``). Whatever the allowlist says, it never connects to loopback,
+link-local (the cloud metadata service, 169.254.169.254 and fd00:ec2::254), multicast or
+unspecified addresses: names are resolved here, every resolved address is checked, and
+the connection goes to the address that was checked (no DNS rebinding between check and
+connect). See OWASP's SSRF prevention cheat sheet for the address classes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: where the runtime forwards from inside the sandbox
+PROXY_PORT = 3128
+_MAX_HEADER = 16 * 1024
+_CONNECT_TIMEOUT_S = 10.0
+_IDLE_TIMEOUT_S = 300.0
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: never reachable, whatever the allowlist says
+_FORBIDDEN = [
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+        "224.0.0.0/4",
+        "255.255.255.255/32",
+        "::/128",
+        "::1/128",
+        "fe80::/10",
+        "ff00::/8",
+        "fd00:ec2::254/128",
+    )
+]
+
+
+@dataclass(frozen=True)
+class EgressRule:
+    port: int
+    host: str | None = None
+    network: IPNetwork | None = None
+
+    @classmethod
+    def parse(cls, rule: str) -> EgressRule:
+        host, _, port = rule.rpartition(":")
+        host = host.strip("[]").lower()
+        try:
+            return cls(port=int(port), network=ipaddress.ip_network(host, strict=False))
+        except ValueError:
+            return cls(port=int(port), host=host.rstrip("."))
+
+
+def forbidden(address: IPAddress) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in _FORBIDDEN)
+
+
+def allowed(
+    host: str, port: int, addresses: Sequence[IPAddress], rules: Sequence[EgressRule]
+) -> IPAddress | None:
+    """The address to connect to, or None when the destination is not allowed.
+
+    ``addresses`` are what ``host`` resolved to (or the literal address itself).
+    """
+    host = host.strip("[]").lower().rstrip(".")
+    usable = [a for a in addresses if not forbidden(a)]
+    if not usable or len(usable) != len(addresses):
+        # a name that resolves to a forbidden address is refused outright
+        return None
+    for rule in rules:
+        if rule.port != port:
+            continue
+        if rule.host is not None and rule.host == host:
+            return usable[0]
+        if rule.network is not None:
+            inside = [a for a in usable if a.version == rule.network.version and a in rule.network]
+            if inside:
+                return inside[0]
+    return None
+
+
+async def _resolve(host: str, port: int) -> list[IPAddress]:
+    try:
+        return [ipaddress.ip_address(host.strip("[]"))]
+    except ValueError:
+        pass
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return []
+    return [ipaddress.ip_address(info[4][0]) for info in infos]
+
+
+class EgressProxy:
+    """An allowlisting HTTP proxy on a Unix socket, one per function version."""
+
+    def __init__(self, socket_path: Path, rules: Sequence[str], *, name: str = "") -> None:
+        self.socket_path = socket_path
+        self.rules = [EgressRule.parse(r) for r in rules]
+        self.name = name
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: counters for tests and metrics
+        self.allowed_count = 0
+        self.refused_count = 0
+
+    async def start(self) -> None:
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+        self._server = await asyncio.start_unix_server(
+            self._serve, path=str(self.socket_path), limit=_MAX_HEADER
+        )
+        # the sandboxed worker runs as another uid: it must be able to connect
+        self.socket_path.chmod(0o666)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await self._server.wait_closed()
+            self._server = None
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self._handle(reader, writer)
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            pass
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _CONNECT_TIMEOUT_S)
+        request_line, _, rest = head.partition(b"\r\n")
+        method, _, remainder = request_line.decode("latin-1").partition(" ")
+        target = remainder.rpartition(" ")[0]
+        if method.upper() == "CONNECT":
+            host, _, port_text = target.rpartition(":")
+            tunnel = True
+        else:
+            # absolute-form: http://host[:port]/path
+            if not target.lower().startswith("http://"):
+                await self._refuse(writer, 400, "only CONNECT and absolute http:// URLs")
+                return
+            authority = target[7:].split("/", 1)[0]
+            host, sep, port_text = authority.rpartition(":")
+            if not sep or "]" in port_text:
+                host, port_text = authority, "80"
+            path = "/" + target[7:].split("/", 1)[1] if "/" in target[7:] else "/"
+            head = f"{method} {path} HTTP/1.1\r\n".encode("latin-1") + rest
+            tunnel = False
+        if not port_text.isdigit():
+            await self._refuse(writer, 400, "bad destination")
+            return
+        port = int(port_text)
+        address = allowed(host, port, await _resolve(host, port), self.rules)
+        if address is None:
+            self.refused_count += 1
+            log.info("egress of %s to %s:%d refused", self.name, host[:100], port)
+            await self._refuse(writer, 403, f"egress to {host[:100]}:{port} is not allowed")
+            return
+        try:
+            up_reader, up_writer = await asyncio.wait_for(
+                asyncio.open_connection(str(address), port), _CONNECT_TIMEOUT_S
+            )
+        except (OSError, TimeoutError):
+            await self._refuse(writer, 502, "cannot connect")
+            return
+        self.allowed_count += 1
+        if tunnel:
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
+        else:
+            up_writer.write(head)
+        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+    @staticmethod
+    async def _refuse(writer: asyncio.StreamWriter, status: int, message: str) -> None:
+        body = message.encode()
+        writer.write(
+            f"HTTP/1.1 {status} Refused\r\nContent-Type: text/plain\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await asyncio.wait_for(reader.read(64 * 1024), _IDLE_TIMEOUT_S):
+            writer.write(chunk)
+            await writer.drain()
+    except (OSError, TimeoutError, asyncio.CancelledError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            writer.close()

@@ -1,0 +1,60 @@
+"""The egress allowlist decision (pure): which destination a worker may reach."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from sless.sandbox.egress import EgressRule, allowed, forbidden
+
+ip = ipaddress.ip_address
+
+
+def rules(*texts: str) -> list[EgressRule]:
+    return [EgressRule.parse(t) for t in texts]
+
+
+def test_host_rule_allows_that_host_and_port_only() -> None:
+    r = rules("api.example.com:443")
+    assert allowed("api.example.com", 443, [ip("93.184.216.34")], r) == ip("93.184.216.34")
+    assert allowed("API.example.com.", 443, [ip("93.184.216.34")], r) is not None
+    assert allowed("api.example.com", 80, [ip("93.184.216.34")], r) is None
+    assert allowed("evil.example.com", 443, [ip("93.184.216.34")], r) is None
+
+
+def test_cidr_rule_allows_addresses_inside() -> None:
+    r = rules("10.20.0.0/16:5432")
+    assert allowed("db.internal", 5432, [ip("10.20.3.4")], r) == ip("10.20.3.4")
+    assert allowed("10.20.3.4", 5432, [ip("10.20.3.4")], r) is not None
+    assert allowed("10.21.0.1", 5432, [ip("10.21.0.1")], r) is None
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "169.254.169.254",
+        "127.0.0.1",
+        "127.1.2.3",
+        "::1",
+        "fd00:ec2::254",
+        "0.0.0.0",
+        "::ffff:127.0.0.1",
+    ],
+)
+def test_metadata_and_loopback_are_never_allowed(address: str) -> None:
+    assert forbidden(ip(address))
+    everything = rules("0.0.0.0/0:80", "[::]/0:80")
+    assert allowed(address, 80, [ip(address)], everything) is None
+
+
+def test_a_name_resolving_to_a_forbidden_address_is_refused() -> None:
+    r = rules("rebind.example.com:80")
+    # DNS rebinding: one good and one metadata address
+    assert (
+        allowed("rebind.example.com", 80, [ip("93.184.216.34"), ip("169.254.169.254")], r) is None
+    )
+
+
+def test_unresolvable_is_refused() -> None:
+    assert allowed("nowhere.example", 443, [], rules("nowhere.example:443")) is None
