@@ -55,6 +55,12 @@ class Backend(Protocol):
         """Store the last report of a rejected upload without touching what serves."""
         ...
 
+    async def decide_review(
+        self, namespace: str, name: str, sha256: str, *, approve: bool, reason: str
+    ) -> None:
+        """Release code held in Validating (approve → it builds) or reject it."""
+        ...
+
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
 
     def serving(self, namespace: str, name: str) -> FunctionSpec:

@@ -15,6 +15,7 @@ from sless.store import (
     BlobStore,
     InvocationRecorder,
     ReportRepository,
+    ReviewRepository,
     create_pool,
     make_blob_store,
     migrate,
@@ -34,6 +35,7 @@ class Platform:
     blobs: BlobStore
     validator: Validator
     reports: ReportRepository
+    reviews: ReviewRepository
     recorder: InvocationRecorder
 
     @classmethod
@@ -75,6 +77,7 @@ class Platform:
             blobs=blobs,
             validator=Validator(settings.validation, settings.llm),
             reports=ReportRepository(db),
+            reviews=ReviewRepository(db),
             recorder=recorder,
         )
 

@@ -6,6 +6,7 @@ from sless.store.embedded import EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
 from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
 from sless.store.reports import ReportRepository
+from sless.store.reviews import ReviewRepository
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "InvocationRecorder",
     "LocalBlobStore",
     "ReportRepository",
+    "ReviewRepository",
     "S3BlobStore",
     "TenantRepository",
     "TenantRow",

@@ -432,6 +432,27 @@ class LocalBackend:
         )
         return updated.function
 
+    async def decide_review(
+        self, namespace: str, name: str, sha256: str, *, approve: bool, reason: str
+    ) -> None:
+        record = await self.functions.get(namespace, name)
+        function = record.function
+        code = function.spec.code
+        if code is None or code.sha256 != sha256 or function.status.phase is not Phase.VALIDATING:
+            return  # a newer upload replaced the reviewed code: nothing to release
+        if approve:
+            await self.functions.set_status(
+                namespace, name, phase=Phase.PENDING, generation=record.generation
+            )
+        else:
+            await self.functions.set_status(
+                namespace,
+                name,
+                phase=Phase.REJECTED,
+                message=f"rejected by the provider's review: {reason}",
+                generation=record.generation,
+            )
+
     async def record_validation(
         self, namespace: str, name: str, validation: dict[str, Any]
     ) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from sless.gateway.deps import AdminDep, PlatformDep
+from sless.gateway.platform import Platform
 from sless.models import TenantName, namespace_for
+from sless.tenancy import Principal
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/admin")
 
 
@@ -88,3 +92,59 @@ async def revoke_token(
     await platform.tenancy.tokens.revoke(tenant, token_id)
     platform.tenancy.forget_cached()
     return {"revoked": token_id}
+
+
+class ReviewDecision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(min_length=1, max_length=1000)
+
+
+def _review_view(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **row,
+        "created_at": row["created_at"].isoformat(),
+        "decided_at": row["decided_at"].isoformat() if row["decided_at"] else None,
+    }
+
+
+@router.get("/reviews")
+async def list_reviews(
+    _admin: AdminDep, platform: PlatformDep, state: str | None = "pending"
+) -> dict[str, Any]:
+    """Uploads held for review (``state=pending``, the default), or all with ``state=``."""
+    rows = await platform.reviews.list(None if state == "all" else state)
+    return {"reviews": [_review_view(r) for r in rows], "count": len(rows)}
+
+
+async def _decide(
+    platform: Platform, admin: Principal, review_id: int, body: ReviewDecision, approve: bool
+) -> dict[str, Any]:
+    row = await platform.reviews.decide(
+        review_id, approve=approve, reason=body.reason, by=f"admin-token-{admin.token_id}"
+    )
+    await platform.backend.decide_review(
+        row["namespace"], row["function"], row["sha256"], approve=approve, reason=body.reason
+    )
+    log.info(
+        "review %d of %s/%s %s by admin token %d",
+        review_id,
+        row["namespace"],
+        row["function"],
+        row["state"],
+        admin.token_id,
+    )
+    return _review_view(row)
+
+
+@router.post("/reviews/{review_id}/approve")
+async def approve_review(
+    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep
+) -> dict[str, Any]:
+    return await _decide(platform, admin, review_id, body, approve=True)
+
+
+@router.post("/reviews/{review_id}/reject")
+async def reject_review(
+    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep
+) -> dict[str, Any]:
+    return await _decide(platform, admin, review_id, body, approve=False)

@@ -93,7 +93,11 @@ async def upload(ns: NamespaceDep, name: str, request: Request, platform: Platfo
         held=report.verdict is Verdict.REVIEW,
         validation=summary,
     )
-    return JSONResponse(
-        {"sha256": sha256, "phase": updated.status.phase.value, "verdict": report.verdict.value},
-        status_code=202,
-    )
+    body: dict[str, Any] = {
+        "sha256": sha256,
+        "phase": updated.status.phase.value,
+        "verdict": report.verdict.value,
+    }
+    if report.verdict is Verdict.REVIEW:
+        body["review_id"] = await platform.reviews.open(ns, name, sha256, summary)
+    return JSONResponse(body, status_code=202)
