@@ -233,3 +233,26 @@ def test_spec_change_restarts_workers_with_the_new_env(
     while httpx.get(f"{gateway.url}/fn/sless-acme/greeter").json() != "hello":
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def test_crashed_worker_is_replaced(gateway: RunningGateway, acme: httpx.Client) -> None:
+    code = {
+        "handler.py": (
+            "import os, uuid\n"
+            "BOOT = uuid.uuid4().hex\n"
+            "def handle(event, context):\n"
+            "    if event['query'].get('crash'):\n"
+            "        os._exit(3)\n"
+            "    return BOOT\n"
+        )
+    }
+    deploy(acme, "sless-acme", "crashy", code)
+    first = httpx.get(f"{gateway.url}/fn/sless-acme/crashy").json()
+    crashed = httpx.get(f"{gateway.url}/fn/sless-acme/crashy?crash=1")
+    assert crashed.status_code == 502
+    assert crashed.json()["error"]["code"] == "bad_gateway"
+    second = httpx.get(f"{gateway.url}/fn/sless-acme/crashy")
+    assert second.status_code == 200
+    assert second.json() != first  # a new worker process
+    pool = gateway.app.api.state.platform.backend.pool("sless-acme", "crashy")  # type: ignore[attr-defined]
+    assert pool.crashed >= 1
