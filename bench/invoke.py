@@ -5,7 +5,9 @@ port, deploys examples/hello-python, then measures in the same run:
 
 - cold start: the first invocation of the freshly deployed function (starts a worker);
 - warm: latency p50/p99 and requests/s through ``/fn/...``;
-- baseline: the same load straight to the worker's Unix socket (no gateway).
+- baseline: the same load straight to the worker's Unix socket (no gateway);
+- reference proxy: nginx in front of the same worker socket (when nginx is installed),
+  the figure a proxy in this position should be compared with.
 
 Prints the figures and the gateway/direct ratios. Usage:
     uv run python bench/invoke.py [--requests 4000] [--concurrency 16]
@@ -18,6 +20,7 @@ import asyncio
 import glob
 import io
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -81,19 +84,73 @@ def _summary(name: str, latencies: list[float], elapsed: float, errors: int) -> 
     return figures
 
 
-async def _measure(url: str, socket_path: str, requests: int, concurrency: int) -> None:
-    async with aiohttp.ClientSession() as session:
+async def _run(
+    name: str, url: str, requests: int, concurrency: int, **kw: object
+) -> dict[str, float]:
+    async with aiohttp.ClientSession(**kw) as session:  # type: ignore[arg-type]
         await _load(session, url, 200, concurrency)  # warm-up
-        gateway = _summary("gateway", *await _load(session, url, requests, concurrency))
-    connector = aiohttp.UnixConnector(path=socket_path)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        await _load(session, "http://worker/", 200, concurrency)
-        direct = _summary("direct", *await _load(session, "http://worker/", requests, concurrency))
+        return _summary(name, *await _load(session, url, requests, concurrency))
+
+
+def _ratio(name: str, a: dict[str, float], b: dict[str, float]) -> None:
     print(
-        f"ratio gateway/direct: p50 x{gateway['p50'] / direct['p50']:.2f},"
-        f" p99 x{gateway['p99'] / direct['p99']:.2f},"
-        f" throughput x{gateway['rps'] / direct['rps']:.2f}"
+        f"ratio {name}: p50 x{a['p50'] / b['p50']:.2f}, p99 x{a['p99'] / b['p99']:.2f},"
+        f" throughput x{a['rps'] / b['rps']:.2f}"
     )
+
+
+def _start_nginx(socket_path: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str] | None:
+    nginx = shutil.which("nginx")
+    if nginx is None:
+        print("nginx not installed: no reference proxy (apt-get install nginx-light)")
+        return None
+    port = _free_port()
+    conf = workdir / "nginx.conf"
+    conf.write_text(
+        "worker_processes 1; pid nginx.pid; error_log stderr error; daemon off;\n"
+        # the worker socket is in a root-only directory when sless runs as root
+        + ("user root;\n" if os.geteuid() == 0 else "")
+        + "events { worker_connections 1024; }\n"
+        "http { access_log off;\n"
+        f"  upstream worker {{ server unix:{socket_path}; keepalive 32; }}\n"
+        f"  server {{ listen 127.0.0.1:{port};\n"
+        "    location / { proxy_pass http://worker; proxy_http_version 1.1;\n"
+        '      proxy_set_header Connection ""; } } }\n'
+    )
+    process = subprocess.Popen([nginx, "-p", str(workdir), "-c", str(conf)])
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url)
+            return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    return None
+
+
+async def _measure(
+    url: str, socket_path: str, requests: int, concurrency: int, workdir: Path
+) -> None:
+    gateway = await _run("gateway", url, requests, concurrency)
+    direct = await _run(
+        "direct",
+        "http://worker/",
+        requests,
+        concurrency,
+        connector=aiohttp.UnixConnector(path=socket_path),
+    )
+    _ratio("gateway/direct", gateway, direct)
+    started = _start_nginx(socket_path, workdir)
+    if started is not None:
+        process, nginx_url = started
+        try:
+            nginx = await _run("nginx", nginx_url, requests, concurrency)
+        finally:
+            process.terminate()
+            process.wait()
+        _ratio("gateway/nginx", gateway, nginx)
 
 
 def main() -> None:
@@ -147,7 +204,11 @@ def main() -> None:
             sockets.sort(key=os.path.getmtime)
             asyncio.run(
                 _measure(
-                    f"{url}/fn/sless-bench/hello", sockets[-1], args.requests, args.concurrency
+                    f"{url}/fn/sless-bench/hello",
+                    sockets[-1],
+                    args.requests,
+                    args.concurrency,
+                    Path(data),
                 )
             )
             admin.close()
