@@ -11,9 +11,11 @@ import asyncpg
 from sless.backends import Backend
 from sless.backends.local import LocalBackend
 from sless.config import Settings
+from sless.events import Events
 from sless.store import (
     BlobStore,
     InvocationRecorder,
+    LLMReviewRepository,
     ReportRepository,
     ReviewRepository,
     create_pool,
@@ -21,9 +23,26 @@ from sless.store import (
     migrate,
 )
 from sless.tenancy import Tenancy
-from sless.validation import Validator
+from sless.validation import StageResult, Validator
+from sless.validation.llm import ReviewKey
 
 log = logging.getLogger(__name__)
+
+
+class PostgresReviewCache:
+    """The LLM stage's ReviewCache, kept in PostgreSQL (shared by every gateway)."""
+
+    def __init__(self, db: asyncpg.Pool) -> None:
+        self.reviews = LLMReviewRepository(db)
+
+    async def get(self, key: ReviewKey) -> StageResult | None:
+        found = await self.reviews.get(key.code_sha256, key.model, key.prompt_version)
+        return StageResult.model_validate(found) if found is not None else None
+
+    async def put(self, key: ReviewKey, result: StageResult) -> None:
+        await self.reviews.put(
+            key.code_sha256, key.model, key.prompt_version, result.model_dump(mode="json")
+        )
 
 
 @dataclass
@@ -37,6 +56,7 @@ class Platform:
     reports: ReportRepository
     reviews: ReviewRepository
     recorder: InvocationRecorder
+    events: Events
 
     @classmethod
     async def start(
@@ -69,16 +89,21 @@ class Platform:
             raise
         recorder = InvocationRecorder(db)
         recorder.start()
+        events = Events(settings, db, backend, recorder)
+        events.start()
         return cls(
             settings=settings,
             db=db,
             tenancy=tenancy,
             backend=backend,
             blobs=blobs,
-            validator=Validator(settings.validation, settings.llm),
+            validator=Validator(
+                settings.validation, settings.llm, llm_cache=PostgresReviewCache(db)
+            ),
             reports=ReportRepository(db),
             reviews=ReviewRepository(db),
             recorder=recorder,
+            events=events,
         )
 
     @property
@@ -87,6 +112,8 @@ class Platform:
         return (gateway.public_url or f"http://{gateway.host}:{gateway.port}").rstrip("/")
 
     async def stop(self) -> None:
+        # first what calls functions on its own, then the functions
+        await self.events.stop()
         await self.backend.stop()
         await self.recorder.close()
         await self.db.close()

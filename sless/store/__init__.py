@@ -5,19 +5,28 @@ from sless.store.db import create_pool, migrate
 from sless.store.embedded import EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
 from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
-from sless.store.reports import ReportRepository
+from sless.store.jobs import Decision, JobRecord, JobRepository
+from sless.store.queue import QueuedCall, QueueRepository, get_invocation
+from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
+from sless.store.triggers import TriggerRecord, TriggerRepository
 
 __all__ = [
     "NOTIFY_CHANNEL",
     "BlobStore",
+    "Decision",
     "EmbeddedPostgres",
     "FunctionRecord",
     "FunctionRepository",
     "InvocationRecord",
     "InvocationRecorder",
+    "JobRecord",
+    "JobRepository",
+    "LLMReviewRepository",
     "LocalBlobStore",
+    "QueueRepository",
+    "QueuedCall",
     "ReportRepository",
     "ReviewRepository",
     "S3BlobStore",
@@ -25,7 +34,10 @@ __all__ = [
     "TenantRow",
     "TokenRepository",
     "TokenRow",
+    "TriggerRecord",
+    "TriggerRepository",
     "create_pool",
+    "get_invocation",
     "list_invocations",
     "make_blob_store",
     "migrate",

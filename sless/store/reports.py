@@ -36,3 +36,32 @@ class ReportRepository:
             verdict,
             report,
         )
+
+
+class LLMReviewRepository:
+    """Completed LLM reviews by (code sha256, model, prompt version), as JSON."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def get(self, sha256: str, model: str, prompt_version: str) -> dict[str, Any] | None:
+        row = await self.pool.fetchrow(
+            "SELECT result FROM llm_reviews"
+            " WHERE sha256 = $1 AND model = $2 AND prompt_version = $3",
+            sha256,
+            model,
+            prompt_version,
+        )
+        return dict(row["result"]) if row else None
+
+    async def put(
+        self, sha256: str, model: str, prompt_version: str, result: dict[str, Any]
+    ) -> None:
+        await self.pool.execute(
+            "INSERT INTO llm_reviews (sha256, model, prompt_version, result)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            sha256,
+            model,
+            prompt_version,
+            result,
+        )

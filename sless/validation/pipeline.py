@@ -8,8 +8,10 @@ stages (report.combine); the LLM stage can only add findings.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +29,25 @@ class Validator:
     settings: ValidationSettings
     llm: LLMSettings
     llm_cache: ReviewCache | None = None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """What a cached report depends on besides the code: the rules and the reviewer.
+
+        A report cached under another fingerprint (rules edited, another model) is stale.
+        """
+        from sless.validation.llm import PROMPT_VERSION
+        from sless.validation.static import RULES_DIR
+
+        digest = hashlib.sha256()
+        for path in sorted(RULES_DIR.rglob("*")):
+            if path.is_file():
+                digest.update(str(path.relative_to(RULES_DIR)).encode() + b"\0")
+                digest.update(path.read_bytes())
+        digest.update(f"static={self.settings.static_enabled}".encode())
+        if self.llm.base_url and self.llm.model:
+            digest.update(f"llm={self.llm.model}:{PROMPT_VERSION}".encode())
+        return digest.hexdigest()[:16]
 
     async def validate_archive(
         self, data: bytes, dest: Path, *, sha256: str, runtime: str, entrypoint: str

@@ -98,3 +98,18 @@ def test_malicious_verdict_rejects_the_upload(gateway: RunningGateway, llm: Fake
     assert response.status_code == 422
     sources = {f["source"] for f in response.json()["error"]["details"]["findings"]}
     assert sources == {"llm"}
+
+
+def test_the_same_code_is_never_reviewed_twice(gateway: RunningGateway, llm: FakeLLM) -> None:
+    llm.always(verdict("benign"))
+    acme = gateway.tenant("acme")
+    code = {
+        "handler.py": "def handle(event, context):\n    return 1\n\ndef other(e, c):\n    return 2\n"
+    }
+    for name, entrypoint in (("one", "handler.handle"), ("two", "handler.other")):
+        acme.put(f"{FN}/{name}", json={"entrypoint": entrypoint})
+        response = acme.post(f"{FN}/{name}/upload", content=make_zip(code))
+        assert response.status_code == 202, response.text
+        assert response.json()["verdict"] == "allow"
+    # two reports (the entrypoint differs) but one review of the code by the model
+    assert len(llm.requests) == 1

@@ -45,7 +45,7 @@ async def validate_upload(
     platform: Platform, function: Function, data: bytes, sha256: str
 ) -> Report:
     spec = function.spec
-    cache_key = f"{spec.runtime.value}:{spec.entrypoint}"
+    cache_key = f"{spec.runtime.value}:{spec.entrypoint}:{platform.validator.fingerprint}"
     cached = await platform.reports.get(sha256, cache_key)
     if cached is not None:
         return Report.model_validate(cached)
