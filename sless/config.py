@@ -111,6 +111,31 @@ class BuildSettings(BaseModel):
     timeout_s: float = 600.0
 
 
+class EventsSettings(BaseModel):
+    """Cron triggers, jobs and asynchronous invocations in embedded mode:
+    ``SLESS_EVENTS_<FIELD>``."""
+
+    #: run the scheduler, the job runner and the queue worker in this gateway process
+    enabled: bool = True
+    #: how often the scheduler looks for due ticks (and re-reads the triggers)
+    scheduler_interval_s: float = 1.0
+    #: ticks missed (the gateway was down) are fired late only within this window
+    catchup_window_s: float = 300.0
+    #: accept a sixth (seconds) cron field: development and tests only, CronJobs have none
+    allow_seconds_field: bool = False
+    #: how often job runners and queue workers look for work written by other processes
+    poll_interval_s: float = 1.0
+    #: asynchronous invocations run at once by one gateway process
+    queue_concurrency: int = 16
+    #: attempts of an asynchronous invocation before it is dead-lettered
+    max_attempts: int = 5
+    #: retry backoff: ``retry_base_s * 2**(attempt-1)``, at most ``retry_max_s``
+    retry_base_s: float = 1.0
+    retry_max_s: float = 300.0
+    #: the largest result (response body) stored for a job or an asynchronous invocation
+    max_result_bytes: int = 64 * 1024
+
+
 class TenantPlan(BaseModel):
     """What one tenant namespace may use (ResourceQuota) and per-container defaults
     (LimitRange). A function container asks for ``cpu_millis``/``memory_mb`` of its spec."""
@@ -200,6 +225,9 @@ class KubernetesSettings(BaseModel):
     default_plan: str = "default"
     #: seconds between re-checks while waiting for something that will pass
     retry_delay_s: float = 10.0
+    #: base URL that cron trigger and FunctionJob pods POST to (``<url>/fn/<ns>/<name>``);
+    #: unset = gateway.public_url, else the gateway Service in gateway_namespace
+    invoke_base_url: str | None = None
 
 
 class Settings(BaseSettings):
@@ -222,4 +250,5 @@ class Settings(BaseSettings):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     build: BuildSettings = Field(default_factory=BuildSettings)
+    events: EventsSettings = Field(default_factory=EventsSettings)
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)

@@ -72,10 +72,10 @@ def structural(node: dict[str, Any], defs: dict[str, Any] | None = None) -> dict
             raise ValueError(f"cannot express anyOf {any_of!r} as a structural schema")
         merged = {k: v for k, v in node.items() if k != "anyOf"}
         merged.update(_resolve(non_null[0], defs))
-        out = structural(merged, defs)
+        translated = structural(merged, defs)
         if len(non_null) != len(any_of):
-            out["nullable"] = True
-        return out
+            translated["nullable"] = True
+        return translated
 
     out: dict[str, Any] = {}
     for key, value in node.items():
@@ -251,8 +251,7 @@ def render_crds(settings: KubernetesSettings | None = None) -> dict[str, dict[st
     """``{file name: CRD}`` for every kind."""
     settings = settings or KubernetesSettings()
     return {
-        f"{plural(kind)}.yaml": render_crd(kind, settings.group, settings.version)
-        for kind in KINDS
+        f"{plural(kind)}.yaml": render_crd(kind, settings.group, settings.version) for kind in KINDS
     }
 
 

@@ -13,7 +13,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 #: DNS-1123 label: what Kubernetes accepts as a namespace or object name
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -158,12 +166,18 @@ class Function(BaseModel):
 _CRON_SCHEDULE = re.compile(
     r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\S+\s+){4}\S+)$"
 )
+#: six fields: the five above and seconds last; accepted only when the validation context
+#: says ``allow_seconds`` (embedded mode's development/test hook; CronJobs have no seconds)
+_CRON_SCHEDULE_SECONDS = re.compile(r"^(\S+\s+){5}\S+$")
+_TIMEZONE = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*$")
 
 
 class TriggerSpec(BaseModel):
     """``http`` makes the function reachable; ``cron`` invokes it on ``schedule``.
 
     ``extra="allow"``: a trigger type may carry its own fields (``rabbitmq``: queue...).
+    The timezone is checked for its shape here (no I/O); whether the zone exists is
+    checked where the schedule is evaluated (``sless.events``).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -171,21 +185,34 @@ class TriggerSpec(BaseModel):
     type: Literal["http", "cron", "rabbitmq"]
     function: Name
     enabled: bool = True
-    #: cron only: when to invoke, in cron syntax (UTC)
+    #: cron only: when to invoke, in cron syntax (in ``timezone``)
     schedule: str | None = Field(default=None, max_length=128)
+    #: cron only: the IANA time zone the schedule is read in
+    timezone: str = Field(default="UTC", min_length=1, max_length=64)
     #: cron only: the JSON body of each invocation
     payload: Any = None
+    #: cron only: start the function this many seconds before each tick (no cold start)
+    prewarm_s: float = Field(default=0, ge=0, le=3600)
 
     @model_validator(mode="after")
-    def _schedule(self) -> TriggerSpec:
-        if self.schedule is not None and not _CRON_SCHEDULE.match(self.schedule.strip()):
-            raise ValueError("schedule must be five cron fields or an @hourly/@daily... macro")
+    def _schedule(self, info: ValidationInfo) -> TriggerSpec:
+        allow_seconds = bool(info.context and info.context.get("allow_seconds"))
+        if self.schedule is not None:
+            schedule = self.schedule.strip()
+            if not _CRON_SCHEDULE.match(schedule) and not (
+                allow_seconds and _CRON_SCHEDULE_SECONDS.match(schedule)
+            ):
+                raise ValueError("schedule must be five cron fields or an @hourly/@daily... macro")
         if self.type == "cron" and not self.schedule:
             raise ValueError("a cron trigger needs a schedule")
+        if not _TIMEZONE.match(self.timezone):
+            raise ValueError("timezone must be an IANA time zone name such as Europe/Berlin")
         return self
 
 
 class JobSpec(BaseModel):
+    """A job runs ``function`` once per new ``run_id`` (0: never; the same id never twice)."""
+
     model_config = ConfigDict(extra="forbid")
 
     function: Name
@@ -232,10 +259,21 @@ class TriggerStatus(BaseModel):
     message: str = ""
     cronjob: str | None = None
     updated_at: datetime | None = None
+    #: cron, embedded mode: the last tick taken by a scheduler
+    last_tick: datetime | None = None
+
+
+class Trigger(BaseModel):
+    name: str
+    namespace: str
+    spec: TriggerSpec
+    status: TriggerStatus
 
 
 class JobPhase(StrEnum):
     IDLE = "Idle"
+    #: a new run_id is accepted and waits for a runner (embedded mode)
+    PENDING = "Pending"
     WAITING = "Waiting"
     RUNNING = "Running"
     SUCCEEDED = "Succeeded"
@@ -252,6 +290,17 @@ class FunctionJobStatus(BaseModel):
     result: str | None = None
     started_at: datetime | None = None
     completed_at: datetime | None = None
+    #: embedded mode: the invocation of the last run (``GET .../invocations/{id}``)
+    invocation_id: str | None = None
+    #: why the last run failed (a short message; never a payload)
+    error: str | None = None
+
+
+class FunctionJob(BaseModel):
+    name: str
+    namespace: str
+    spec: JobSpec
+    status: FunctionJobStatus
 
 
 class TenantSpec(BaseModel):

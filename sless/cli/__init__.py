@@ -76,6 +76,18 @@ def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sand
     run_up(settings)
 
 
+@main.command()
+def operator() -> None:
+    """Run the Kubernetes operator (kopf): builds, deploys and cleans up functions.
+
+    Reads the same SLESS_* settings as the gateway; SLESS_KUBERNETES_KUBECONFIG points at
+    the cluster (default: in-cluster, then ~/.kube/config). Run one replica.
+    """
+    from sless.operator import run_operator
+
+    run_operator(Settings())
+
+
 # -- session --------------------------------------------------------------------------
 
 

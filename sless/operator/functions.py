@@ -1,0 +1,415 @@
+"""Function: code sha256 → kaniko build Job → Deployment pinned to the digest + Service.
+
+Level-based: ``reconcile`` reads the Function, its build Job and its triggers and makes the
+cluster match, so running it twice, concurrently (under the per-object lock) or after an
+operator restart gives the same result.
+
+- Idempotent builds: the Job's name is a function of (namespace, function, sha256) and
+  ``status.builds`` records every sha256 built (→ pinned image). A sha256 in ``builds`` is
+  never built again; a sha256 whose Job exists (running, succeeded or failed) never gets a
+  second Job. A failed build stays Failed until its Job is deleted by an admin: no rebuild
+  loop is possible.
+- Digest: kaniko writes the pushed image's digest to ``/dev/termination-log``
+  (``--digest-file``), i.e. the build container's termination message; the operator reads
+  it from the Job's pod. Where the pod is gone, a ``sless.kube5s.ru/digest`` annotation on
+  the Job (only the operator and cluster admins can write Jobs in the builds namespace) is
+  used instead.
+- Held uploads: while the gateway keeps ``status.phase`` at Validating (review) or Rejected,
+  nothing new is built; what already serves keeps serving.
+- Phases: Building → Ready | Failed; conditions ``Built`` and ``Deployed``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from sless.models import FunctionSpec, Phase, Runtime
+from sless.operator.contexts import ContextError
+from sless.operator.kubeapi import ApiError, collection_path, object_path
+from sless.operator.state import Operator, condition, with_owner
+from sless.policies import (
+    EgressRefused,
+    build_job,
+    check_build_job,
+    check_pod_spec,
+    function_deployment,
+    function_egress_policy,
+    function_service,
+    image_repository,
+    labels,
+    sandbox_runtime_class,
+)
+
+KIND = "Function"
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+#: how many built sha256s a status remembers (older ones may be rebuilt if re-uploaded)
+MAX_BUILDS = 20
+
+
+def _short(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+async def _fail(
+    op: Operator,
+    ns: str,
+    name: str,
+    status: dict[str, Any],
+    reason: str,
+    message: str,
+    **extra: Any,
+) -> None:
+    conditions = condition(status.get("conditions") or [], "Ready", False, reason, message)
+    await op.patch_status(
+        KIND,
+        ns,
+        name,
+        status,
+        {
+            "phase": Phase.FAILED.value,
+            "message": _short(message),
+            "conditions": conditions,
+            **extra,
+        },
+    )
+
+
+def build_job_path(op: Operator, ns: str, name: str, sha256: str) -> str:
+    k = op.settings.kubernetes
+    return object_path(
+        "batch/v1", "Job", k.builds_namespace, labels.build_job_name(ns, name, sha256)
+    )
+
+
+async def _job_pods(op: Operator, job: dict[str, Any]) -> list[dict[str, Any]]:
+    meta = job["metadata"]
+    return await op.api.list(
+        collection_path("v1", "Pod", meta["namespace"]), f"job-name={meta['name']}"
+    )
+
+
+def _termination_message(pod: dict[str, Any], container: str) -> str | None:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") != container:
+            continue
+        terminated = (status.get("state") or {}).get("terminated") or {}
+        message = terminated.get("message")
+        if message:
+            return str(message)
+    return None
+
+
+async def read_digest(op: Operator, job: dict[str, Any]) -> str | None:
+    for pod in await _job_pods(op, job):
+        message = _termination_message(pod, "kaniko")
+        match = _DIGEST.search(message or "")
+        if match:
+            return match.group(0)
+    annotation = (job["metadata"].get("annotations") or {}).get(labels.DIGEST_ANNOTATION, "")
+    match = _DIGEST.fullmatch(annotation.strip())
+    return match.group(0) if match else None
+
+
+async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
+    """The failed build's last lines: its log, else its termination message, else why not."""
+    lines = op.settings.kubernetes.build_log_tail_lines
+    pods = await _job_pods(op, job)
+    if not pods:
+        return "build log unavailable: the build pod no longer exists"
+    pod = pods[-1]
+    try:
+        text = await op.api.read_log(
+            pod["metadata"]["namespace"], pod["metadata"]["name"], "kaniko", lines
+        )
+        if text.strip():
+            return "\n".join(text.strip().splitlines()[-lines:])
+    except ApiError as e:
+        message = _termination_message(pod, "kaniko")
+        if message:
+            return "\n".join(message.strip().splitlines()[-lines:])
+        return f"build log unavailable: {e.status} {e.reason}"
+    return "build log unavailable: the log is empty"
+
+
+def job_state(job: dict[str, Any]) -> str:
+    """running | succeeded | failed, from the Job's status (conditions, then counters)."""
+    status = job.get("status") or {}
+    for cond in status.get("conditions") or []:
+        if cond.get("status") != "True":
+            continue
+        if cond.get("type") in ("Complete", "SuccessCriteriaMet"):
+            return "succeeded"
+        if cond.get("type") in ("Failed", "FailureTarget"):
+            return "failed"
+    if status.get("succeeded"):
+        return "succeeded"
+    if status.get("failed"):
+        return "failed"
+    return "running"
+
+
+async def http_enabled(op: Operator, ns: str, name: str) -> bool:
+    """False when an http trigger of this function is disabled (Deployment scaled to 0)."""
+    k = op.settings.kubernetes
+    path = collection_path(f"{k.group}/{k.version}", "Trigger", ns)
+    for trigger in await op.api.list(path):
+        spec = trigger.get("spec") or {}
+        mine = spec.get("type") == "http" and spec.get("function") == name
+        live = not trigger["metadata"].get("deletionTimestamp")
+        if mine and live and spec.get("enabled") is False:
+            return False
+    return True
+
+
+async def sync_replicas(op: Operator, ns: str, name: str) -> None:
+    """Scale an existing Deployment to what the function's spec and triggers say."""
+    body = await op.api.get(op.cr_path(KIND, ns, name))
+    if body is None or body["metadata"].get("deletionTimestamp"):
+        return
+    try:
+        spec = FunctionSpec.model_validate(body.get("spec") or {})
+    except ValidationError:
+        return
+    enabled = await http_enabled(op, ns, name)
+    replicas = max(1, spec.min_instances) if enabled else 0
+    path = object_path("apps/v1", "Deployment", ns, labels.function_object_name(name))
+    await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+
+
+async def reconcile(op: Operator, body: dict[str, Any]) -> None:
+    meta = body["metadata"]
+    ns, name = meta["namespace"], meta["name"]
+    if meta.get("deletionTimestamp"):
+        return
+    async with op.locked(KIND, ns, name):
+        fresh = await op.api.get(op.cr_path(KIND, ns, name))
+        if fresh is None or fresh["metadata"].get("deletionTimestamp"):
+            return
+        await _reconcile(op, fresh)
+
+
+async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    status: dict[str, Any] = dict(body.get("status") or {})
+    try:
+        spec = FunctionSpec.model_validate(body.get("spec") or {})
+        labels.function_object_name(name)
+    except (ValidationError, ValueError) as e:
+        message = f"invalid function: {str(e)[:500]}"
+        await _fail(op, ns, name, status, "InvalidSpec", message)
+        raise kopf.PermanentError(message) from e
+    if spec.code is None:
+        return  # nothing uploaded yet: the gateway shows Pending
+    sha = spec.code.sha256
+    builds: dict[str, str] = dict(status.get("builds") or {})
+    held = status.get("phase") in (Phase.VALIDATING.value, Phase.REJECTED.value)
+    if held and status.get("observed_sha256") != sha and sha not in builds:
+        return  # under review or rejected: the gateway releases it by setting Pending
+
+    image = builds.get(sha)
+    if image is None:
+        image = await _build(op, body, spec, sha, status, builds)
+        builds[sha] = image
+        builds = dict(list(builds.items())[-MAX_BUILDS:])
+    conditions = condition(status.get("conditions") or [], "Built", True, "Built", image)
+
+    # render, check, apply
+    try:
+        runtime_class = sandbox_runtime_class(k)
+        deployment = function_deployment(
+            spec, ns, name, image, sha, k, enabled=await http_enabled(op, ns, name)
+        )
+        egress = function_egress_policy(ns, name, spec.egress, await op.api_server_addresses())
+    except (EgressRefused, ValueError) as e:
+        await _fail(op, ns, name, status, "PolicyRefused", str(e), builds=builds)
+        raise kopf.PermanentError(str(e)) from e
+    violations = check_pod_spec(
+        deployment["spec"]["template"]["spec"], runtime_class=runtime_class, require_digest=True
+    )
+    if violations:
+        message = "rendered pod violates policy: " + "; ".join(map(str, violations[:5]))
+        await _fail(op, ns, name, status, "PolicyViolation", message, builds=builds)
+        raise kopf.PermanentError(message)
+    try:
+        await op.api.apply(with_owner(deployment, body))
+        await op.api.apply(with_owner(function_service(ns, name), body))
+        egress_path = object_path(
+            "networking.k8s.io/v1",
+            "NetworkPolicy",
+            ns,
+            f"{labels.function_object_name(name)}-egress",
+        )
+        if egress is not None:
+            egress["metadata"]["labels"] = labels.function_labels(name)
+            await op.api.apply(with_owner(egress, body))
+        else:
+            await op.api.delete(egress_path)
+    except ApiError as e:
+        if e.status in (400, 403, 422):
+            message = f"the cluster refused the function's objects: {e}"
+            await _fail(op, ns, name, status, "ApplyRefused", message, builds=builds)
+            raise kopf.PermanentError(message) from e
+        raise kopf.TemporaryError(f"applying failed: {e}", delay=k.retry_delay_s) from e
+    conditions = condition(conditions, "Deployed", True, "Applied", deployment["metadata"]["name"])
+    conditions = condition(conditions, "Ready", True, "Deployed")
+    ready: dict[str, Any] = {
+        "phase": Phase.READY.value,
+        "message": "",
+        "observed_sha256": sha,
+        "image": image,
+        "servingSpec": spec.model_dump(mode="json"),
+        "builds": builds,
+        "conditions": conditions,
+    }
+    if held:
+        # the gateway's Validating/Rejected stays visible; what serves is unchanged
+        del ready["phase"], ready["message"]
+    await op.patch_status(KIND, ns, name, status, ready)
+
+
+async def _build(
+    op: Operator,
+    body: dict[str, Any],
+    spec: FunctionSpec,
+    sha: str,
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> str:
+    """The pinned image of ``sha``; starts its build at most once. Raises TemporaryError
+    while it runs and PermanentError when it failed."""
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    assert spec.code is not None  # checked by the caller; not a security check
+    job = await op.api.get(build_job_path(op, ns, name, sha))
+    if job is None:
+        await _start_build(op, ns, name, spec, sha, status, builds)
+        job = await op.api.get(build_job_path(op, ns, name, sha))
+    state = job_state(job) if job else "running"
+    if job is not None and state == "succeeded":
+        digest = await read_digest(op, job)
+        if digest is None:
+            raise kopf.TemporaryError(
+                "build succeeded but its digest is not readable yet", delay=k.retry_delay_s
+            )
+        return f"{image_repository(k, ns, name)}@{digest}"
+    if job is not None and state == "failed":
+        tail = await build_log_tail(op, job)
+        message = f"build of {sha[:12]} failed:\n{tail}"
+        conditions = condition(status.get("conditions") or [], "Built", False, "BuildFailed", tail)
+        status["conditions"] = conditions
+        await _fail(op, ns, name, status, "BuildFailed", message, observed_sha256=sha)
+        raise kopf.PermanentError(f"build of {sha[:12]} failed")
+    conditions = condition(status.get("conditions") or [], "Built", False, "Building", sha)
+    conditions = condition(conditions, "Ready", False, "Building")
+    await op.patch_status(
+        KIND,
+        ns,
+        name,
+        status,
+        {
+            "phase": Phase.BUILDING.value,
+            "message": f"building {sha[:12]}",
+            "observed_sha256": sha,
+            "conditions": conditions,
+        },
+    )
+    raise kopf.TemporaryError(f"build of {sha[:12]} is running", delay=k.retry_delay_s)
+
+
+async def _start_build(
+    op: Operator,
+    ns: str,
+    name: str,
+    spec: FunctionSpec,
+    sha: str,
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> None:
+    k = op.settings.kubernetes
+    assert spec.code is not None
+    runtime = Runtime(spec.runtime)
+    base_image = k.runtime_images.get(runtime.value)
+    if not base_image or op.contexts is None:
+        message = f"no base image or S3 bucket configured for {runtime.value}"
+        await _fail(op, ns, name, status, "NotConfigured", message, builds=builds)
+        raise kopf.PermanentError(message)
+    try:
+        await op.contexts.ensure(sha, spec.code.blob_key, runtime, base_image)
+    except ContextError as e:
+        await _fail(op, ns, name, status, "BadCode", str(e), observed_sha256=sha)
+        raise kopf.PermanentError(str(e)) from e
+    except Exception as e:  # S3 down, credentials, throttling: all pass
+        raise kopf.TemporaryError(
+            f"preparing the build context failed: {type(e).__name__}", delay=k.retry_delay_s
+        ) from e
+    job = build_job(ns, name, sha, runtime, k, op.settings.s3)
+    violations = check_build_job(job, k)
+    if violations:
+        message = "rendered build job violates policy: " + "; ".join(map(str, violations[:5]))
+        await _fail(op, ns, name, status, "PolicyViolation", message)
+        raise kopf.PermanentError(message)
+    await op.api.create(job)  # None = it already exists: never a second build
+
+
+async def cleanup(op: Operator, body: dict[str, Any]) -> None:
+    """On delete: Deployment, Service, egress policy, build Jobs (and their pods), and the
+    code blobs no other Function uses."""
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    async with op.locked(KIND, ns, name):
+        object_name = labels.function_object_name(name)
+        await op.api.delete(object_path("apps/v1", "Deployment", ns, object_name))
+        await op.api.delete(object_path("v1", "Service", ns, object_name))
+        await op.api.delete(
+            object_path("networking.k8s.io/v1", "NetworkPolicy", ns, f"{object_name}-egress")
+        )
+        selector = (
+            f"{labels.MANAGED_BY}={labels.MANAGER},{labels.COMPONENT}=build,"
+            f"{labels.FUNCTION}={name},{labels.NAMESPACE}={ns}"
+        )
+        await op.api.delete_collection(
+            collection_path("batch/v1", "Job", k.builds_namespace), selector
+        )
+        await _delete_unused_code(op, body)
+    op.forget(KIND, ns, name)
+
+
+async def _delete_unused_code(op: Operator, body: dict[str, Any]) -> None:
+    if op.contexts is None:
+        return
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    code = spec.get("code") or {}
+    mine: dict[str, str] = {}
+    for sha in status.get("builds") or {}:
+        mine[sha] = f"{op.settings.s3.prefix}{sha}.zip"
+    if code.get("sha256"):
+        mine[code["sha256"]] = (
+            code.get("blob_key") or f"{op.settings.s3.prefix}{code['sha256']}.zip"
+        )
+    if not mine:
+        return
+    k = op.settings.kubernetes
+    others = await op.api.list(f"/apis/{k.group}/{k.version}/functions")
+    used: set[str] = set()
+    for other in others:
+        if other["metadata"]["uid"] == body["metadata"]["uid"]:
+            continue
+        other_code = (other.get("spec") or {}).get("code") or {}
+        if other_code.get("sha256"):
+            used.add(other_code["sha256"])
+        used.update((other.get("status") or {}).get("builds") or {})
+    for sha, key in mine.items():
+        if sha in used:
+            continue
+        try:
+            await op.contexts.delete_code(sha, key)
+        except Exception as e:
+            raise kopf.TemporaryError(
+                f"deleting code blobs failed: {type(e).__name__}", delay=k.retry_delay_s
+            ) from e

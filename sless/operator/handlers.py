@@ -1,0 +1,182 @@
+"""kopf handlers, registered on a registry of their own (nothing at import time).
+
+- Function, Trigger, FunctionJob, Tenant: create/update/resume run the level-based
+  ``reconcile`` (kopf retries it on ``TemporaryError``, stops on ``PermanentError``); delete
+  runs ``cleanup`` behind the finalizer ``sless.kube5s.ru/finalizer``.
+- Watches that wake a reconcile at once instead of waiting for a retry: a build Job or a
+  FunctionJob's Job that finished, and a Function whose gateway-owned ``status.phase``
+  went back to Pending (a held upload released) — kopf never reacts to status changes by
+  itself.
+- kopf keeps its bookkeeping in annotations with the sless prefix, never in ``status``
+  (which the CRD schema prunes to the documented fields).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from sless.config import Settings
+from sless.operator import functions, jobs, tenants, triggers
+from sless.operator.contexts import BuildContexts
+from sless.operator.kubeapi import KubeApi, bearer_token, load_configuration
+from sless.operator.state import Operator
+from sless.policies import builds_namespace, labels, sandbox_runtime_class
+
+log = logging.getLogger("sless.operator")
+
+
+def configure(kopf_settings: kopf.OperatorSettings, settings: Settings) -> None:
+    domain = settings.kubernetes.group
+    kopf_settings.persistence.finalizer = f"{domain}/finalizer"
+    kopf_settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=domain)
+    kopf_settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=domain, key="last-handled-configuration"
+    )
+    # the resources are known: no cluster-wide CRD/namespace scanning (and no RBAC for it)
+    kopf_settings.scanning.disabled = True
+    kopf_settings.posting.level = logging.WARNING
+    kopf_settings.watching.server_timeout = 300
+    kopf_settings.watching.client_timeout = 330
+    kopf_settings.networking.request_timeout = 60
+
+
+def _op(memo: Any) -> Operator:
+    op: Operator = memo["sless"]
+    return op
+
+
+def build_registry(settings: Settings) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    k = settings.kubernetes
+    group, version = k.group, k.version
+    configuration = load_configuration(k)
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        token = bearer_token(configuration)
+        return kopf.ConnectionInfo(
+            server=str(configuration.host),
+            ca_path=configuration.ssl_ca_cert or None,
+            insecure=not configuration.verify_ssl,
+            scheme="Bearer" if token else None,
+            token=token,
+            certificate_path=configuration.cert_file or None,
+            private_key_path=configuration.key_file or None,
+        )
+
+    @kopf.on.startup(registry=registry)
+    async def startup(memo: Any, **_: Any) -> None:
+        contexts = (
+            BuildContexts(settings.s3, settings.validation.archive) if settings.s3.bucket else None
+        )
+        if contexts is None:
+            log.warning("no S3 bucket configured (SLESS_S3_BUCKET): functions cannot be built")
+        api = KubeApi(configuration)
+        try:
+            await api.apply(builds_namespace(k))
+        except BaseException:
+            await api.close()  # kopf retries the startup with a fresh client
+            raise
+        memo["sless"] = Operator(settings=settings, api=api, contexts=contexts)
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(memo: Any, **_: Any) -> None:
+        if "sless" in memo:
+            await _op(memo).api.close()
+
+    # -- Function ------------------------------------------------------------------
+
+    @kopf.on.resume(group, version, "functions", registry=registry)
+    @kopf.on.create(group, version, "functions", registry=registry)
+    @kopf.on.update(group, version, "functions", registry=registry)
+    async def function_changed(body: Any, memo: Any, **_: Any) -> None:
+        await functions.reconcile(_op(memo), dict(body))
+
+    @kopf.on.delete(group, version, "functions", registry=registry)
+    async def function_deleted(body: Any, memo: Any, **_: Any) -> None:
+        await functions.cleanup(_op(memo), dict(body))
+
+    @kopf.on.event(group, version, "functions", registry=registry)
+    async def function_event(body: Any, memo: Any, type: str | None, **_: Any) -> None:
+        status = body.get("status") or {}
+        code = (body.get("spec") or {}).get("code") or {}
+        released = (
+            status.get("phase") == "Pending"
+            and code.get("sha256")
+            and (status.get("observed_sha256") != code.get("sha256"))
+        )
+        if type == "MODIFIED" and released:
+            await _quietly(functions.reconcile(_op(memo), dict(body)))
+
+    # -- Jobs the operator created ---------------------------------------------------
+
+    @kopf.on.event(
+        "batch", "v1", "jobs", labels={labels.MANAGED_BY: labels.MANAGER}, registry=registry
+    )
+    async def job_event(body: Any, memo: Any, **_: Any) -> None:
+        job = dict(body)
+        job_labels = job["metadata"].get("labels") or {}
+        if functions.job_state(job) == "running":
+            return
+        op = _op(memo)
+        if job_labels.get(labels.COMPONENT) == "build":
+            ns, name = job_labels.get(labels.NAMESPACE), job_labels.get(labels.FUNCTION)
+            if job["metadata"].get("namespace") != k.builds_namespace or not ns or not name:
+                return
+            target = await op.api.get(op.cr_path("Function", ns, name))
+            if target is not None:
+                await _quietly(functions.reconcile(op, target))
+        elif job_labels.get(labels.FUNCTION_JOB):
+            await jobs.record_completion(op, job)
+
+    # -- Trigger -------------------------------------------------------------------
+
+    @kopf.on.resume(group, version, "triggers", registry=registry)
+    @kopf.on.create(group, version, "triggers", registry=registry)
+    @kopf.on.update(group, version, "triggers", registry=registry)
+    async def trigger_changed(body: Any, memo: Any, old: Any = None, **_: Any) -> None:
+        old_function = ((old or {}).get("spec") or {}).get("function")
+        await triggers.reconcile(_op(memo), dict(body), old_function=old_function)
+
+    @kopf.on.delete(group, version, "triggers", registry=registry)
+    async def trigger_deleted(body: Any, memo: Any, **_: Any) -> None:
+        await triggers.cleanup(_op(memo), dict(body))
+
+    # -- FunctionJob -----------------------------------------------------------------
+
+    @kopf.on.resume(group, version, "functionjobs", registry=registry)
+    @kopf.on.create(group, version, "functionjobs", registry=registry)
+    @kopf.on.update(group, version, "functionjobs", registry=registry)
+    async def function_job_changed(body: Any, memo: Any, **_: Any) -> None:
+        await jobs.reconcile(_op(memo), dict(body))
+
+    # -- Tenant --------------------------------------------------------------------
+
+    @kopf.on.resume(group, version, "tenants", registry=registry)
+    @kopf.on.create(group, version, "tenants", registry=registry)
+    @kopf.on.update(group, version, "tenants", registry=registry)
+    async def tenant_changed(body: Any, memo: Any, **_: Any) -> None:
+        await tenants.reconcile(_op(memo), dict(body))
+
+    return registry
+
+
+async def _quietly(reconciling: Any) -> None:
+    """A wake-up reconcile: its Temporary/PermanentError is already in the status, and the
+    kopf handler of the object retries on its own."""
+    try:
+        await reconciling
+    except (kopf.TemporaryError, kopf.PermanentError) as e:
+        log.debug("wake-up reconcile: %s", e)
+
+
+def check_sandbox(settings: Settings) -> None:
+    """Refuse to start without a sandbox RuntimeClass unless allowed; warn every start."""
+    if sandbox_runtime_class(settings.kubernetes) is None:
+        log.warning(
+            "SLESS_KUBERNETES_ALLOW_NO_SANDBOX=true: function pods run WITHOUT a sandbox "
+            "RuntimeClass; never do this with untrusted code"
+        )

@@ -1,0 +1,107 @@
+"""Trigger: ``http`` → the function is reachable (its Deployment scaled to 0 while the
+trigger is disabled); ``cron`` → a CronJob that POSTs to the function through the gateway,
+suspended (not deleted) while disabled; ``rabbitmq`` → refused in Kubernetes mode."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import kopf
+from pydantic import ValidationError
+
+from sless.models import FunctionSpec, TriggerSpec
+from sless.operator import functions
+from sless.operator.kubeapi import ApiError, object_path
+from sless.operator.state import Operator, with_owner
+from sless.policies import check_pod_spec, cron_job, labels
+
+KIND = "Trigger"
+
+
+def _cronjob_path(ns: str, trigger: str) -> str:
+    return object_path("batch/v1", "CronJob", ns, labels.cronjob_name(trigger))
+
+
+async def reconcile(op: Operator, body: dict[str, Any], old_function: str | None = None) -> None:
+    meta = body["metadata"]
+    ns, name = meta["namespace"], meta["name"]
+    status: dict[str, Any] = dict(body.get("status") or {})
+    async with op.locked(KIND, ns, name):
+        try:
+            spec = TriggerSpec.model_validate(body.get("spec") or {})
+        except ValidationError as e:
+            message = f"invalid trigger: {str(e)[:500]}"
+            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+            raise kopf.PermanentError(message) from e
+        if spec.type != "cron":
+            await op.api.delete(_cronjob_path(ns, name))
+        if spec.type == "http":
+            await op.patch_status(
+                KIND,
+                ns,
+                name,
+                status,
+                {
+                    "phase": "Active" if spec.enabled else "Suspended",
+                    "message": "",
+                    "cronjob": None,
+                },
+            )
+        elif spec.type == "cron":
+            await _cron(op, body, spec, status)
+        else:
+            message = f"{spec.type} triggers are not supported in Kubernetes mode"
+            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+            raise kopf.PermanentError(message)
+    for function in {spec.function, old_function} - {None}:
+        assert function is not None
+        await functions.sync_replicas(op, ns, function)
+
+
+async def _cron(
+    op: Operator, body: dict[str, Any], spec: TriggerSpec, status: dict[str, Any]
+) -> None:
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    target = await op.api.get(op.cr_path("Function", ns, spec.function))
+    timeout_s = FunctionSpec().timeout_s
+    if target is not None:
+        with contextlib.suppress(ValidationError):
+            timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
+    cronjob = cron_job(name, spec, ns, op.invoke_base_url(), timeout_s, k)
+    pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    violations = check_pod_spec(pod, runtime_class=None)
+    if violations:
+        message = "rendered CronJob violates policy: " + "; ".join(map(str, violations[:5]))
+        await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+        raise kopf.PermanentError(message)
+    try:
+        await op.api.apply(with_owner(cronjob, body))
+    except ApiError as e:
+        if e.status in (400, 403, 422):
+            message = f"the cluster refused the CronJob: {e}"
+            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+            raise kopf.PermanentError(message) from e
+        raise kopf.TemporaryError(f"applying the CronJob failed: {e}", delay=k.retry_delay_s) from e
+    await op.patch_status(
+        KIND,
+        ns,
+        name,
+        status,
+        {
+            "phase": "Active" if spec.enabled else "Suspended",
+            "message": "" if target is not None else f"function {spec.function} does not exist",
+            "cronjob": cronjob["metadata"]["name"],
+        },
+    )
+
+
+async def cleanup(op: Operator, body: dict[str, Any]) -> None:
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    async with op.locked(KIND, ns, name):
+        await op.api.delete(_cronjob_path(ns, name))
+    op.forget(KIND, ns, name)
+    function = (body.get("spec") or {}).get("function")
+    if isinstance(function, str):
+        await functions.sync_replicas(op, ns, function)

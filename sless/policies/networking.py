@@ -1,0 +1,203 @@
+"""NetworkPolicies of a tenant namespace: deny everything, then allow exactly
+gateway → function pods, pods → cluster DNS, invoker pods → gateway, and each function's
+own egress allowlist.
+
+Standards: CIS Kubernetes Benchmark 5.3.2 (every namespace has NetworkPolicies), the NSA/CISA
+Kubernetes Hardening Guide ("default deny" and explicit allows), and the cloud metadata
+advisories (e.g. CVE-2020-8555 class SSRF, AWS IMDS) behind the permanent exceptions for
+169.254.169.254 and fd00:ec2::254.
+
+``host:port`` egress rules cannot be expressed: a NetworkPolicy only knows addresses, and
+resolving a name once at reconcile time would pin whatever the DNS answered then (and keep
+allowing it after the name moves). Kubernetes mode therefore refuses them with
+``EgressRefused``; the operator marks the function Failed with that message.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from typing import Any
+
+from sless.config import KubernetesSettings
+from sless.policies import labels
+
+#: never reachable from a function, whatever its allowlist says
+METADATA_CIDRS = ("169.254.169.254/32", "fd00:ec2::254/128")
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class EgressRefused(ValueError):
+    """An egress rule that Kubernetes mode cannot enforce or must never allow."""
+
+
+def _policy(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels.managed()},
+        "spec": spec,
+    }
+
+
+def _namespace_selector(namespace: str) -> dict[str, Any]:
+    # kubernetes.io/metadata.name is set by the API server on every namespace and cannot
+    # be forged by a tenant (who cannot label namespaces anyway)
+    return {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+
+
+def default_deny(namespace: str) -> dict[str, Any]:
+    return _policy(
+        namespace,
+        "sless-default-deny",
+        {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
+    )
+
+
+def allow_gateway_ingress(namespace: str, settings: KubernetesSettings) -> dict[str, Any]:
+    """Function pods accept connections on the runtime port from the gateway's pods only:
+    the namespaceSelector and the podSelector are in one peer, so both must match."""
+    return _policy(
+        namespace,
+        "sless-allow-gateway-ingress",
+        {
+            "podSelector": {"matchLabels": {labels.COMPONENT: "function"}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {
+                    "from": [
+                        {
+                            "namespaceSelector": _namespace_selector(settings.gateway_namespace),
+                            "podSelector": {"matchLabels": dict(settings.gateway_labels)},
+                        }
+                    ],
+                    "ports": [{"protocol": "TCP", "port": labels.FUNCTION_PORT}],
+                }
+            ],
+        },
+    )
+
+
+def allow_dns(namespace: str, settings: KubernetesSettings) -> dict[str, Any]:
+    """DNS to the cluster DNS pods only (UDP and TCP 53): no other resolver is reachable."""
+    return _policy(
+        namespace,
+        "sless-allow-dns",
+        {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": _namespace_selector(settings.dns_namespace),
+                            "podSelector": {"matchLabels": dict(settings.dns_labels)},
+                        }
+                    ],
+                    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+                }
+            ],
+        },
+    )
+
+
+def allow_invoker_egress(
+    namespace: str, settings: KubernetesSettings, gateway_port: int
+) -> dict[str, Any]:
+    """Cron trigger and FunctionJob pods (``component: invoker``, no tenant code) may call
+    the gateway, and nothing else."""
+    return _policy(
+        namespace,
+        "sless-allow-invoker-egress",
+        {
+            "podSelector": {"matchLabels": {labels.COMPONENT: "invoker"}},
+            "policyTypes": ["Egress"],
+            "egress": [
+                {
+                    "to": [
+                        {
+                            "namespaceSelector": _namespace_selector(settings.gateway_namespace),
+                            "podSelector": {"matchLabels": dict(settings.gateway_labels)},
+                        }
+                    ],
+                    "ports": [{"protocol": "TCP", "port": gateway_port}],
+                }
+            ],
+        },
+    )
+
+
+def tenant_network_policies(
+    namespace: str, settings: KubernetesSettings, gateway_port: int
+) -> list[dict[str, Any]]:
+    return [
+        default_deny(namespace),
+        allow_gateway_ingress(namespace, settings),
+        allow_dns(namespace, settings),
+        allow_invoker_egress(namespace, settings, gateway_port),
+    ]
+
+
+def parse_egress(rule: str) -> tuple[Network, int]:
+    """``CIDR:port`` / ``IP:port`` / ``[IPv6]:port`` → (network, port); host names refused."""
+    host, _, port = rule.rpartition(":")
+    host = host.replace("[", "").replace("]", "")
+    try:
+        network = ipaddress.ip_network(host, strict=False)
+    except ValueError:
+        raise EgressRefused(
+            f"egress {rule[:80]!r}: host names cannot be enforced by NetworkPolicy in "
+            "Kubernetes mode; give the address range as CIDR:port"
+        ) from None
+    return network, int(port)
+
+
+def _exceptions(network: Network, blocked: Iterable[Network]) -> list[str]:
+    out: list[str] = []
+    for block in blocked:
+        if block.version != network.version:
+            continue
+        if network.subnet_of(block):  # type: ignore[arg-type]
+            raise EgressRefused(
+                f"egress to {network} is never allowed (cloud metadata or Kubernetes API)"
+            )
+        if block.subnet_of(network):  # type: ignore[arg-type]
+            out.append(str(block))
+    return sorted(set(out))
+
+
+def blocked_networks(api_server_addresses: Iterable[str]) -> list[Network]:
+    """The metadata addresses plus the API server's (single addresses or CIDRs)."""
+    out: list[Network] = [ipaddress.ip_network(c) for c in METADATA_CIDRS]
+    for address in api_server_addresses:
+        out.append(ipaddress.ip_network(address, strict=False))
+    return out
+
+
+def function_egress_policy(
+    namespace: str, name: str, egress: list[str], api_server_addresses: Iterable[str]
+) -> dict[str, Any] | None:
+    """The function's own allowlist as one policy (None when the list is empty: the
+    default deny then applies). Each rule is one ipBlock on one TCP port, with the
+    metadata and API server addresses it contains excepted."""
+    if not egress:
+        return None
+    blocked = blocked_networks(api_server_addresses)
+    rules: list[dict[str, Any]] = []
+    for rule in egress:
+        network, port = parse_egress(rule)
+        block: dict[str, Any] = {"cidr": str(network)}
+        excepted = _exceptions(network, blocked)
+        if excepted:
+            block["except"] = excepted
+        rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    return _policy(
+        namespace,
+        f"{labels.function_object_name(name)}-egress",
+        {
+            "podSelector": {"matchLabels": labels.function_selector(name)},
+            "policyTypes": ["Egress"],
+            "egress": rules,
+        },
+    )

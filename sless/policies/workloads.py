@@ -1,0 +1,177 @@
+"""The Kubernetes objects that serve and invoke a function: Deployment, Service, the
+CronJob of a cron trigger and the Job of a FunctionJob run. Pod templates come from
+``pods``; this module adds names, labels, replicas and schedules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sless.config import KubernetesSettings
+from sless.models import FunctionSpec, TriggerSpec
+from sless.policies import labels
+from sless.policies.pods import function_pod_spec, invoker_pod_spec
+
+
+def replicas_for(spec: FunctionSpec, *, enabled: bool) -> int:
+    """``min_instances`` pods, at least one: nothing scales a Deployment up from zero in
+    Kubernetes mode, so 0 would make the function unreachable. A disabled http trigger
+    scales it to 0."""
+    return max(1, spec.min_instances) if enabled else 0
+
+
+def function_deployment(
+    spec: FunctionSpec,
+    namespace: str,
+    name: str,
+    image: str,
+    sha256: str,
+    settings: KubernetesSettings,
+    *,
+    enabled: bool = True,
+) -> dict[str, Any]:
+    object_name = labels.function_object_name(name)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": object_name,
+            "namespace": namespace,
+            "labels": labels.function_labels(name),
+            "annotations": {labels.SHA256_ANNOTATION: sha256},
+        },
+        "spec": {
+            "replicas": replicas_for(spec, enabled=enabled),
+            "revisionHistoryLimit": 2,
+            "selector": {"matchLabels": labels.function_selector(name)},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
+            },
+            "template": {
+                "metadata": {
+                    "labels": labels.function_labels(name),
+                    "annotations": {labels.SHA256_ANNOTATION: sha256},
+                },
+                "spec": function_pod_spec(spec, namespace, name, image, settings),
+            },
+        },
+    }
+
+
+def function_service(namespace: str, name: str) -> dict[str, Any]:
+    """ClusterIP Service ``fn-<name>``: the gateway finds its EndpointSlices by the
+    ``kubernetes.io/service-name`` label the EndpointSlice controller sets."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": labels.function_object_name(name),
+            "namespace": namespace,
+            "labels": labels.function_labels(name),
+        },
+        "spec": {
+            "type": "ClusterIP",
+            "selector": labels.function_selector(name),
+            "ports": [
+                {
+                    "name": "http",
+                    "protocol": "TCP",
+                    "port": labels.FUNCTION_PORT,
+                    "targetPort": labels.FUNCTION_PORT,
+                }
+            ],
+        },
+    }
+
+
+def invoke_url(settings: KubernetesSettings, base_url: str, namespace: str, name: str) -> str:
+    del settings  # the URL is the gateway's, whatever the cluster
+    return f"{base_url.rstrip('/')}/fn/{namespace}/{name}"
+
+
+def _invoker_labels(function: str, extra: dict[str, str]) -> dict[str, str]:
+    return {**labels.managed(), labels.COMPONENT: "invoker", labels.FUNCTION: function, **extra}
+
+
+def cron_job(
+    trigger_name: str,
+    trigger: TriggerSpec,
+    namespace: str,
+    base_url: str,
+    timeout_s: float,
+    settings: KubernetesSettings,
+) -> dict[str, Any]:
+    """A cron trigger: a CronJob whose pods POST ``payload`` to the function through the
+    gateway (auth, limits and invocation records apply as for any caller). Suspended, not
+    deleted, while the trigger is disabled."""
+    if not trigger.schedule:
+        raise ValueError("a cron trigger needs a schedule")
+    pod_labels = _invoker_labels(trigger.function, {labels.TRIGGER: trigger_name})
+    url = invoke_url(settings, base_url, namespace, trigger.function)
+    payload = json.dumps(trigger.payload if trigger.payload is not None else {})
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {
+            "name": labels.cronjob_name(trigger_name),
+            "namespace": namespace,
+            "labels": pod_labels,
+        },
+        "spec": {
+            "schedule": trigger.schedule,
+            "timeZone": trigger.timezone,
+            "suspend": not trigger.enabled,
+            "concurrencyPolicy": "Forbid",
+            "startingDeadlineSeconds": 300,
+            "successfulJobsHistoryLimit": 1,
+            "failedJobsHistoryLimit": 1,
+            "jobTemplate": {
+                "metadata": {"labels": pod_labels},
+                "spec": {
+                    "backoffLimit": 0,
+                    "activeDeadlineSeconds": int(timeout_s) + 60,
+                    "ttlSecondsAfterFinished": 3600,
+                    "template": {
+                        "metadata": {"labels": pod_labels},
+                        "spec": invoker_pod_spec(url, payload, timeout_s, settings),
+                    },
+                },
+            },
+        },
+    }
+
+
+def function_job(
+    job_name: str,
+    function: str,
+    run_id: int,
+    payload: Any,
+    namespace: str,
+    base_url: str,
+    timeout_s: float,
+    settings: KubernetesSettings,
+) -> dict[str, Any]:
+    """One run of a FunctionJob: one Job, named after (job, run_id) so that the same run
+    id can never create a second one; ``backoffLimit: 0``: a run is not retried behind the
+    tenant's back (a retry is a new run id)."""
+    pod_labels = _invoker_labels(function, {labels.FUNCTION_JOB: job_name})
+    url = invoke_url(settings, base_url, namespace, function)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": labels.function_job_name(job_name, run_id),
+            "namespace": namespace,
+            "labels": pod_labels,
+            "annotations": {labels.RUN_ID_ANNOTATION: str(run_id)},
+        },
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(timeout_s) + 60,
+            "template": {
+                "metadata": {"labels": pod_labels},
+                "spec": invoker_pod_spec(url, json.dumps(payload), timeout_s, settings),
+            },
+        },
+    }
