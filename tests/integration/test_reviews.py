@@ -103,9 +103,8 @@ def test_malicious_verdict_rejects_the_upload(gateway: RunningGateway, llm: Fake
 def test_the_same_code_is_never_reviewed_twice(gateway: RunningGateway, llm: FakeLLM) -> None:
     llm.always(verdict("benign"))
     acme = gateway.tenant("acme")
-    code = {
-        "handler.py": "def handle(event, context):\n    return 1\n\ndef other(e, c):\n    return 2\n"
-    }
+    source = "def handle(event, context):\n    return 1\n\ndef other(e, c):\n    return 2\n"
+    code = {"handler.py": source}
     for name, entrypoint in (("one", "handler.handle"), ("two", "handler.other")):
         acme.put(f"{FN}/{name}", json={"entrypoint": entrypoint})
         response = acme.post(f"{FN}/{name}/upload", content=make_zip(code))

@@ -1,0 +1,7 @@
+data "sless_function" "hello" {
+  name = "hello"
+}
+
+output "hello_phase" {
+  value = data.sless_function.hello.phase
+}

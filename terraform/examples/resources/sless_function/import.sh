@@ -1,0 +1,2 @@
+# a function is imported by its name
+terraform import sless_function.hello hello

@@ -1,0 +1,2 @@
+# a trigger is imported by its name
+terraform import sless_trigger.nightly nightly

@@ -1,0 +1,161 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	_ datasource.DataSourceWithConfigure = (*functionDataSource)(nil)
+	_ datasource.DataSourceWithConfigure = (*whoamiDataSource)(nil)
+)
+
+// NewFunctionDataSource is the sless_function data source.
+func NewFunctionDataSource() datasource.DataSource { return &functionDataSource{} }
+
+// NewWhoamiDataSource is the sless_whoami data source.
+func NewWhoamiDataSource() datasource.DataSource { return &whoamiDataSource{} }
+
+type functionDataSource struct{ client *Client }
+
+type functionDataModel struct {
+	ID                types.String  `tfsdk:"id"`
+	Name              types.String  `tfsdk:"name"`
+	Runtime           types.String  `tfsdk:"runtime"`
+	Entrypoint        types.String  `tfsdk:"entrypoint"`
+	Env               types.Map     `tfsdk:"env"`
+	MemoryMB          types.Int64   `tfsdk:"memory_mb"`
+	CPUMillis         types.Int64   `tfsdk:"cpu_millis"`
+	TimeoutS          types.Float64 `tfsdk:"timeout_s"`
+	Concurrency       types.Int64   `tfsdk:"concurrency"`
+	MinInstances      types.Int64   `tfsdk:"min_instances"`
+	Egress            types.List    `tfsdk:"egress"`
+	Auth              types.String  `tfsdk:"auth"`
+	SHA256            types.String  `tfsdk:"sha256"`
+	Phase             types.String  `tfsdk:"phase"`
+	Message           types.String  `tfsdk:"message"`
+	URL               types.String  `tfsdk:"url"`
+	ValidationVerdict types.String  `tfsdk:"validation_verdict"`
+}
+
+func (d *functionDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_function"
+}
+
+func (d *functionDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
+	num := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Computed: true, Description: desc}
+	}
+	resp.Schema = schema.Schema{
+		Description: "Reads a function of the tenant's namespace: its spec and status.",
+		Attributes: map[string]schema.Attribute{
+			"id":         str("The function's name."),
+			"name":       schema.StringAttribute{Required: true, Description: "The function's name.", Validators: nil},
+			"runtime":    str("`python3.11` or `nodejs20`."),
+			"entrypoint": str("`module.function` of the handler."),
+			"env": schema.MapAttribute{Computed: true, Sensitive: true, ElementType: types.StringType,
+				Description: "Environment variables (sensitive: they may hold secrets)."},
+			"memory_mb":     num("Memory limit in MiB."),
+			"cpu_millis":    num("CPU limit in thousandths of a core."),
+			"timeout_s":     schema.Float64Attribute{Computed: true, Description: "Invocation timeout in seconds."},
+			"concurrency":   num("Concurrent invocations per worker."),
+			"min_instances": num("Workers kept warm."),
+			"egress": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				Description: "Outbound connections allowed (`host:port` / `CIDR:port`)."},
+			"auth":               str("`public` or `token`."),
+			"sha256":             str("sha256 of the uploaded code (empty before the first upload)."),
+			"phase":              str("The function's phase."),
+			"message":            str("The status message."),
+			"url":                str("Public invocation URL."),
+			"validation_verdict": str("Verdict of the last upload's validation."),
+		},
+	}
+}
+
+func (d *functionDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	c, problem := clientFrom(req.ProviderData)
+	if problem != "" {
+		resp.Diagnostics.AddError("Provider not configured", problem)
+		return
+	}
+	d.client = c
+}
+
+func (d *functionDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var cfg functionDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	f, err := d.client.GetFunction(ctx, cfg.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read function "+cfg.Name.ValueString(), apiMessage(err))
+		return
+	}
+	var m functionModel
+	resp.Diagnostics.Append(applyRemote(ctx, &m, f)...)
+	out := functionDataModel{
+		ID: m.ID, Name: m.Name, Runtime: m.Runtime, Entrypoint: m.Entrypoint, Env: m.Env,
+		MemoryMB: m.MemoryMB, CPUMillis: m.CPUMillis, TimeoutS: m.TimeoutS, Concurrency: m.Concurrency,
+		MinInstances: m.MinInstances, Egress: m.Egress, Auth: m.Auth, SHA256: m.SHA256, Phase: m.Phase,
+		Message: m.Message, URL: m.URL, ValidationVerdict: m.ValidationVerdict,
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
+}
+
+type whoamiDataSource struct{ client *Client }
+
+type whoamiModel struct {
+	ID        types.String `tfsdk:"id"`
+	Tenant    types.String `tfsdk:"tenant"`
+	Namespace types.String `tfsdk:"namespace"`
+	Endpoint  types.String `tfsdk:"endpoint"`
+}
+
+func (d *whoamiDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_whoami"
+}
+
+func (d *whoamiDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "The tenant and namespace the provider's token belongs to (GET /v1/whoami).",
+		Attributes: map[string]schema.Attribute{
+			"id":        schema.StringAttribute{Computed: true, Description: "The namespace."},
+			"tenant":    schema.StringAttribute{Computed: true, Description: "The tenant's name."},
+			"namespace": schema.StringAttribute{Computed: true, Description: "The tenant's namespace, `sless-<tenant>`."},
+			"endpoint":  schema.StringAttribute{Computed: true, Description: "The gateway URL the provider talks to."},
+		},
+	}
+}
+
+func (d *whoamiDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	c, problem := clientFrom(req.ProviderData)
+	if problem != "" {
+		resp.Diagnostics.AddError("Provider not configured", problem)
+		return
+	}
+	d.client = c
+}
+
+func (d *whoamiDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	who, err := d.client.Whoami(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read whoami", apiMessage(err))
+		return
+	}
+	m := whoamiModel{Endpoint: types.StringValue(d.client.Endpoint)}
+	if who.Namespace != nil {
+		m.Namespace = types.StringValue(*who.Namespace)
+		m.ID = types.StringValue(*who.Namespace)
+	}
+	if who.Tenant != nil {
+		m.Tenant = types.StringValue(*who.Tenant)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
