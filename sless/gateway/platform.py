@@ -80,9 +80,14 @@ class Platform:
             if generated and on_admin_token is not None:
                 on_admin_token(generated)
             blobs = make_blob_store(settings.s3, settings.data_dir)
-            if settings.backend != "local":
-                raise NotImplementedError("the kubernetes backend is not available yet")
-            backend = LocalBackend(settings, db, blobs)
+            backend: Backend
+            if settings.backend == "kubernetes":
+                # imported here: the Kubernetes client loads only in this mode
+                from sless.backends.kubernetes import make_backend
+
+                backend = make_backend(settings, db, blobs)
+            else:
+                backend = LocalBackend(settings, db, blobs)
             await backend.start()
         except BaseException:
             await db.close()

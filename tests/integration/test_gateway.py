@@ -256,3 +256,18 @@ def test_crashed_worker_is_replaced(gateway: RunningGateway, acme: httpx.Client)
     assert second.json() != first  # a new worker process
     pool = gateway.app.api.state.platform.backend.pool("sless-acme", "crashy")  # type: ignore[attr-defined]
     assert pool.crashed >= 1
+
+
+def test_cookies_do_not_leak_between_callers(gateway: RunningGateway, acme: httpx.Client) -> None:
+    code = {
+        "handler.py": (
+            "def handle(event, context):\n"
+            "    return {'statusCode': 200, 'headers': {'Set-Cookie': 'session=alice'},\n"
+            "            'body': event['headers'].get('cookie', 'none')}\n"
+        )
+    }
+    deploy(acme, "sless-acme", "cookies", code, {"concurrency": 1})
+    first = httpx.get(f"{gateway.url}/fn/sless-acme/cookies")
+    assert first.headers["set-cookie"] == "session=alice"
+    # another caller on the same worker must not be sent alice's cookie
+    assert httpx.get(f"{gateway.url}/fn/sless-acme/cookies").text == "none"

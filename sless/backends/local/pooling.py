@@ -61,6 +61,8 @@ class FunctionPool:
         self._cond = asyncio.Condition()
         self._closed = False
         self._serial = 0
+        #: time.monotonic() until which one worker stays up even with min_instances 0
+        self._warm_until = 0.0
         #: run after the workers stopped (e.g. the version's egress proxy)
         self.on_close: list[Callable[[], Awaitable[None]]] = []
         #: counters for tests and metrics
@@ -80,7 +82,11 @@ class FunctionPool:
         self._serial += 1
         worker = await self._factory(self._serial)
         connector = aiohttp.UnixConnector(path=str(worker.socket_path), limit=self.spec.concurrency)
-        session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
+        # no cookie jar: a Set-Cookie meant for one caller must never ride along on the
+        # next caller's request to the same worker
+        session = aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
+        )
         self.started += 1
         return _Slot(worker=worker, session=session)
 
@@ -151,11 +157,23 @@ class FunctionPool:
 
     async def ensure_warm(self) -> None:
         """Start workers until ``min_instances`` are running."""
+        await self._grow_to(self.spec.min_instances)
+
+    async def keep_warm_until(self, deadline: float) -> None:
+        """Start a worker now, if none runs, and keep one until ``deadline`` (monotonic).
+
+        A cron trigger's ``prewarm_s`` uses it so that a scheduled call meets a warm
+        worker; afterwards the worker is reaped like any idle one.
+        """
+        self._warm_until = max(self._warm_until, deadline)
+        await self._grow_to(max(1, self.spec.min_instances))
+
+    async def _grow_to(self, target: int) -> None:
         while not self._closed:
             async with self._cond:
                 for slot in self._prune_dead():
                     await slot.session.close()
-                if len(self._slots) + self._starting >= self.spec.min_instances:
+                if len(self._slots) + self._starting >= target:
                     return
                 self._starting += 1
             try:
@@ -170,11 +188,12 @@ class FunctionPool:
     async def reap_idle(self, idle_timeout_s: float) -> int:
         now = time.monotonic()
         reaped = 0
+        keep = max(self.spec.min_instances, 1 if now < self._warm_until else 0)
         async with self._cond:
             for slot in self._prune_dead():
                 await slot.session.close()
             for slot in sorted(self._slots, key=lambda s: s.last_used):
-                if len(self._slots) <= self.spec.min_instances:
+                if len(self._slots) <= keep:
                     break
                 if slot.inflight == 0 and now - slot.last_used > idle_timeout_s:
                     await self._discard(slot, kill=False)

@@ -1,0 +1,25 @@
+"""Kubernetes mode: Function custom resources, invocations proxied to the functions' pods.
+
+``make_backend`` is what the gateway calls when ``settings.backend == "kubernetes"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sless.backends.base import Backend
+from sless.backends.kubernetes.backend import KubernetesBackend
+from sless.config import Settings
+from sless.store import BlobStore
+
+__all__ = ["KubernetesBackend", "make_backend"]
+
+
+def make_backend(settings: Settings, db: Any, blobs: BlobStore) -> Backend:
+    """The backend for ``Platform.start``; call ``await backend.start()`` next.
+
+    The database and blob store are not needed here: desired state lives in the cluster and
+    the operator reads the blobs. They are accepted so that both backends are built alike.
+    """
+    del db, blobs
+    return KubernetesBackend(settings)

@@ -1,0 +1,523 @@
+"""The Kubernetes-mode backend: desired state in Function custom resources, functions in pods.
+
+Writes (``put_function``, ``set_code``, ``delete_function``...) go straight to the API
+server; the kopf operator turns them into build Jobs, Deployments and Services and
+reports back in the Function's status (``servingSpec`` once a version serves).
+
+The invoke path makes no API round trip: two watches keep an in-memory index current,
+one on Functions (the serving spec, its phase and auth mode) and one on EndpointSlices
+(the ready addresses of each ``fn-<name>`` Service), and ``upstream()`` leases a pooled
+connection to the least busy ready instance (``endpoints.py``).
+
+Races: a spec is replaced with the resourceVersion it was read at, so a concurrent
+change (another gateway replica, the operator's status update) makes the write fail
+with 409; it is then read and written again a few times before the caller gets
+``Conflict``. Uploads write the status before the spec: the phase ``Validating`` must be
+in place before the operator can see code held for review, or it could build it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sless.backends.base import Upstream
+from sless.backends.kubernetes.api import JSON_PATCH, Forbidden, KubeApi
+from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
+from sless.backends.kubernetes.resources import (
+    FUNCTION_JOBS,
+    PLURAL,
+    TRIGGERS,
+    Serving,
+    function_from_body,
+    function_of_service,
+    is_terminating,
+    job_from_body,
+    new_body,
+    service_name,
+    serving_of,
+    trigger_from_body,
+)
+from sless.backends.kubernetes.storing import ResourceStore
+from sless.backends.kubernetes.watching import Watcher
+from sless.config import Settings
+from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionJob,
+    FunctionSpec,
+    JobSpec,
+    Phase,
+    Trigger,
+    TriggerSpec,
+    is_dns1123_label,
+    namespace_for,
+)
+from sless.policies import labels
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+T = TypeVar("T")
+
+_WRITE_ATTEMPTS = 5
+_TENANT_NAMESPACE_PREFIX = namespace_for("")
+_LOG_PODS = 5
+
+
+class _Deleting(Conflict):
+    """The function is deleted and its finalizer still runs: retrying now will not help."""
+
+
+class KubernetesBackend:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        sync_timeout_s: float = 30.0,
+        watch_timeout_s: float = 120.0,
+        endpoint_cooldown_s: float = 5.0,
+    ) -> None:
+        self.settings = settings
+        kube = settings.kubernetes
+        self.api = KubeApi(kube)
+        self._api_version = f"{kube.group}/{kube.version}"
+        self._root = f"/apis/{kube.group}/{kube.version}"
+        self._sync_timeout_s = sync_timeout_s
+        self._watch_timeout_s = watch_timeout_s
+        self._endpoint_cooldown_s = endpoint_cooldown_s
+        self._triggers = ResourceStore(
+            self.api, root=self._root, plural=TRIGGERS, kind="Trigger", noun="trigger"
+        )
+        self._jobs = ResourceStore(
+            self.api, root=self._root, plural=FUNCTION_JOBS, kind="FunctionJob", noun="job"
+        )
+        self._functions: dict[Key, Serving] = {}
+        self._slices = SliceIndex()
+        self._pools: dict[Key, EndpointPool] = {}
+        self._watchers: list[Watcher] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.api.open()
+        self._watchers = [
+            Watcher(
+                self.api,
+                f"{self._root}/{PLURAL}",
+                on_reset=self._reset_functions,
+                on_event=self._function_event,
+                watch_timeout_s=self._watch_timeout_s,
+            ),
+            Watcher(
+                self.api,
+                "/apis/discovery.k8s.io/v1/endpointslices",
+                # every slice of a Service carries this label; the tenant and function
+                # filters are applied here, since a selector cannot match a name prefix
+                params={"labelSelector": SERVICE_LABEL},
+                on_reset=self._reset_slices,
+                on_event=self._slice_event,
+                watch_timeout_s=self._watch_timeout_s,
+            ),
+        ]
+        self._tasks = [asyncio.create_task(w.run(), name=f"watch {w.path}") for w in self._watchers]
+        try:
+            async with asyncio.timeout(self._sync_timeout_s):
+                await asyncio.gather(*(w.synced.wait() for w in self._watchers))
+        except TimeoutError:
+            errors = "; ".join(f"{w.path}: {w.last_error}" for w in self._watchers if w.last_error)
+            await self.stop()
+            raise BackendUnavailable(
+                f"could not list functions and endpoints within {self._sync_timeout_s:g} s"
+                f" ({errors or 'no answer'})"
+            ) from None
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        pools = list(self._pools.values())
+        self._pools.clear()
+        await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        await self.api.close()
+
+    # -- the index (watch callbacks, on the event loop) ---------------------------------
+
+    def _reset_functions(self, items: list[dict[str, Any]]) -> None:
+        before = set(self._functions)
+        self._functions = {_key_of(item): serving_of(item) for item in items}
+        for key in before | set(self._functions):
+            self._sync_pool(key)
+
+    def _function_event(self, kind: str, item: dict[str, Any]) -> None:
+        key = _key_of(item)
+        if kind == "DELETED":
+            self._functions.pop(key, None)
+        else:
+            self._functions[key] = serving_of(item)
+        self._sync_pool(key)
+
+    def _reset_slices(self, items: list[dict[str, Any]]) -> None:
+        for namespace, service in self._slices.reset(i for i in items if _is_function_slice(i)):
+            self._service_changed(namespace, service)
+
+    def _slice_event(self, kind: str, item: dict[str, Any]) -> None:
+        if not _is_function_slice(item):
+            return
+        for namespace, service in self._slices.apply(kind, item):
+            self._service_changed(namespace, service)
+
+    def _service_changed(self, namespace: str, service: str) -> None:
+        function = function_of_service(service)
+        if function is not None:
+            self._sync_pool((namespace, function))
+
+    def _sync_pool(self, key: Key) -> None:
+        namespace, name = key
+        addresses = self._slices.get(namespace, service_name(name))
+        entry = self._functions.get(key)
+        pool = self._pools.get(key)
+        if not addresses or entry is None or entry.spec is None:
+            if pool is not None:
+                del self._pools[key]
+                task = asyncio.create_task(pool.close())
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
+            return
+        if pool is None:
+            pool = self._pools[key] = EndpointPool(
+                f"{namespace}/{name}",
+                cooldown_s=self._endpoint_cooldown_s,
+                grace_s=self.settings.gateway.shutdown_grace_s,
+            )
+        pool.update(addresses, limit=entry.spec.concurrency)
+
+    # -- invocation (no I/O) -----------------------------------------------------------
+
+    def serving(self, namespace: str, name: str) -> FunctionSpec:
+        entry = self._functions.get((namespace, name))
+        if entry is None or entry.terminating:
+            raise NotFound(f"function {name!r} not found")
+        if entry.spec is None:
+            raise NotReady(f"function {name!r} is not ready (phase {entry.phase})")
+        return entry.spec
+
+    @contextlib.asynccontextmanager
+    async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
+        self.serving(namespace, name)
+        pool = self._pools.get((namespace, name))
+        if pool is None:
+            raise NotReady(f"function {name!r} has no ready instances")
+        async with pool.lease() as upstream:
+            yield upstream
+
+    def endpoints(self, namespace: str, name: str) -> frozenset[str]:
+        """The base URLs invocations of this function may go to now (for tests, metrics)."""
+        pool = self._pools.get((namespace, name))
+        return pool.addresses if pool is not None else frozenset()
+
+    # -- desired state -----------------------------------------------------------------
+
+    def _path(self, namespace: str, name: str | None = None) -> str:
+        # names reach here checked by the gateway; checked again since they go into a URL
+        if not is_dns1123_label(namespace) or (name is not None and not is_dns1123_label(name)):
+            raise NotFound("function not found")
+        path = f"{self._root}/namespaces/{namespace}/{PLURAL}"
+        return path if name is None else f"{path}/{name}"
+
+    async def _read(self, namespace: str, name: str) -> dict[str, Any]:
+        try:
+            body = await self.api.request("GET", self._path(namespace, name))
+        except NotFound:
+            raise NotFound(f"function {name!r} not found") from None
+        if is_terminating(body):
+            raise NotFound(f"function {name!r} not found")
+        return body
+
+    async def _retrying(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run a read-modify-write until it does not race; ``Conflict`` after a few tries."""
+        for n in range(_WRITE_ATTEMPTS):
+            try:
+                return await attempt()
+            except _Deleting:
+                raise
+            except Conflict:
+                # a stale resourceVersion, or a create that lost to another writer
+                await asyncio.sleep(0.05 * (n + 1) * random.uniform(0.5, 1.5))  # noqa: S311
+        raise Conflict(f"function {name!r} is being changed concurrently; try again")
+
+    async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
+        path = self._path(namespace, name)
+
+        async def attempt() -> Function:
+            try:
+                current = await self.api.request("GET", path)
+            except NotFound:
+                try:
+                    created = await self.api.request(
+                        "POST",
+                        self._path(namespace),
+                        body=new_body(self._api_version, namespace, name, spec),
+                    )
+                except NotFound:
+                    # the namespace does not exist: the tenant is not set up in the cluster
+                    raise BackendUnavailable(
+                        f"namespace {namespace!r} does not exist in the cluster yet"
+                    ) from None
+                return function_from_body(created)
+            if is_terminating(current):
+                raise _Deleting(f"function {name!r} is being deleted; try again shortly")
+            desired = spec
+            if desired.code is None:
+                # code comes from uploads: a spec update keeps the uploaded code
+                code = (current.get("spec") or {}).get("code")
+                if code is not None:
+                    desired = spec.model_copy(update={"code": CodeRef.model_validate(code)})
+            current["spec"] = desired.model_dump(mode="json")
+            return function_from_body(await self.api.request("PUT", path, body=current))
+
+        return await self._retrying(name, attempt)
+
+    async def get_function(self, namespace: str, name: str) -> Function:
+        return function_from_body(await self._read(namespace, name))
+
+    async def list_functions(self, namespace: str) -> list[Function]:
+        try:
+            answer = await self.api.request("GET", self._path(namespace))
+        except NotFound:
+            return []
+        functions = []
+        for item in answer.get("items") or []:
+            if is_terminating(item):
+                continue
+            try:
+                functions.append(function_from_body(item))
+            except Invalid as e:
+                log.warning("skipping a function in %s: %s", namespace, e.message)
+        return sorted(functions, key=lambda f: f.name)
+
+    async def delete_function(self, namespace: str, name: str) -> None:
+        await self._read(namespace, name)
+        try:
+            await self.api.request("DELETE", self._path(namespace, name))
+        except NotFound:
+            raise NotFound(f"function {name!r} not found") from None
+        # stop serving here at once; the watch confirms it
+        key = (namespace, name)
+        entry = self._functions.get(key)
+        if entry is not None:
+            self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
+
+    async def delete_namespace(self, namespace: str) -> None:
+        """Delete every Function, Trigger and FunctionJob of a tenant; the operator's
+        finalizers clean up after them.
+
+        The namespace itself belongs to the operator (it follows the Tenant resource).
+        """
+        try:
+            answer = await self.api.request("GET", self._path(namespace))
+        except NotFound:
+            answer = {}
+        # one by one: the gateway's RBAC grants delete, not deletecollection
+        for item in answer.get("items") or []:
+            with contextlib.suppress(NotFound):
+                await self.api.request(
+                    "DELETE", self._path(namespace, str(item["metadata"]["name"]))
+                )
+        await self._triggers.delete_all(namespace)
+        await self._jobs.delete_all(namespace)
+        for key, entry in list(self._functions.items()):
+            if key[0] == namespace:
+                self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
+
+    async def _patch_status(
+        self, namespace: str, name: str, current: dict[str, Any], fields: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Set ``fields`` of the status, replacing each one whole (a merge patch would
+        merge an old validation report's keys into the new one)."""
+        fields = {**fields, "updated_at": datetime.now(UTC).isoformat()}
+        if isinstance(current.get("status"), dict):
+            ops = [{"op": "add", "path": f"/status/{key}", "value": v} for key, v in fields.items()]
+        else:
+            ops = [{"op": "add", "path": "/status", "value": fields}]
+        return await self.api.request(
+            "PATCH",
+            self._path(namespace, name) + "/status",
+            body=ops,
+            content_type=JSON_PATCH,
+        )
+
+    async def set_code(
+        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+    ) -> Function:
+        path = self._path(namespace, name)
+        current = await self._read(namespace, name)
+        phase = Phase.VALIDATING if held else Phase.PENDING
+        # status first: code held for review must never be visible while the phase
+        # still lets the operator build it
+        patched: dict[str, Any] | None = await self._patch_status(
+            namespace,
+            name,
+            current,
+            {
+                "phase": phase.value,
+                "message": "held for provider review" if held else "",
+                "validation": validation,
+            },
+        )
+
+        async def attempt() -> Function:
+            nonlocal patched
+            body = patched if patched is not None else await self._read(namespace, name)
+            patched = None  # a retry reads afresh
+            body.setdefault("spec", {})["code"] = code.model_dump(mode="json")
+            return function_from_body(await self.api.request("PUT", path, body=body))
+
+        return await self._retrying(name, attempt)
+
+    async def decide_review(
+        self, namespace: str, name: str, sha256: str, *, approve: bool, reason: str
+    ) -> None:
+        """Release held code (Pending: the operator builds it) or reject it, atomically:
+        the patch tests that the reviewed code is still the function's and still held."""
+        await self._read(namespace, name)
+        phase = Phase.PENDING if approve else Phase.REJECTED
+        message = "" if approve else f"rejected by the provider's review: {reason}"
+        ops = [
+            {"op": "test", "path": "/spec/code/sha256", "value": sha256},
+            {"op": "test", "path": "/status/phase", "value": Phase.VALIDATING.value},
+            {"op": "replace", "path": "/status/phase", "value": phase.value},
+            {"op": "add", "path": "/status/message", "value": message},
+            {"op": "add", "path": "/status/updated_at", "value": datetime.now(UTC).isoformat()},
+        ]
+        try:
+            await self.api.request(
+                "PATCH",
+                self._path(namespace, name) + "/status",
+                body=ops,
+                content_type=JSON_PATCH,
+            )
+        except Invalid:
+            return  # a test failed: newer code replaced the reviewed one, nothing to release
+
+    async def record_validation(
+        self, namespace: str, name: str, validation: dict[str, Any]
+    ) -> None:
+        current = await self._read(namespace, name)
+        await self._patch_status(namespace, name, current, {"validation": validation})
+
+    # -- logs --------------------------------------------------------------------------
+
+    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
+        """The tail of the function's pods' output, newest pods first.
+
+        Needs ``list pods`` and ``get pods/log`` in tenant namespaces; without them (or
+        with no pod running) the answer says so instead of failing.
+        """
+        await self._read(namespace, name)
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.function_selector(name).items()))
+        try:
+            pods = await self.api.request(
+                "GET", f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": selector}
+            )
+        except Forbidden:
+            return "[logs are not available: the gateway may not read pods in this cluster]\n"
+        items = sorted(
+            pods.get("items") or [],
+            key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
+            reverse=True,
+        )[:_LOG_PODS]
+        if not items:
+            return f"[no running instances of {name!r}]\n"
+        per_pod = max(1024, tail_bytes // len(items))
+        parts = []
+        for pod in items:
+            pod_name = str((pod.get("metadata") or {}).get("name", ""))
+            try:
+                text = await self.api.request_text(
+                    "GET",
+                    f"/api/v1/namespaces/{namespace}/pods/{pod_name}/log",
+                    params={"tailLines": str(min(10000, max(100, per_pod // 40)))},
+                )
+            except (Invalid, NotFound, Forbidden) as e:
+                # not started yet (400 "ContainerCreating"), gone meanwhile, or not allowed
+                text = f"[no logs: {e.message}]\n"
+            parts.append(f"==> {pod_name} <==\n{text[-per_pod:]}")
+        return "\n".join(parts)[-tail_bytes:]
+
+    # -- triggers and jobs ---------------------------------------------------------------
+
+    async def put_trigger(
+        self, namespace: str, name: str, spec: TriggerSpec
+    ) -> tuple[Trigger, bool]:
+        body, created = await self._triggers.put(namespace, name, spec.model_dump(mode="json"))
+        return trigger_from_body(body), created
+
+    async def get_trigger(self, namespace: str, name: str) -> Trigger:
+        return trigger_from_body(await self._triggers.get(namespace, name))
+
+    async def list_triggers(self, namespace: str) -> list[Trigger]:
+        return _parsed(trigger_from_body, await self._triggers.list(namespace))
+
+    async def delete_trigger(self, namespace: str, name: str) -> None:
+        await self._triggers.delete(namespace, name)
+
+    async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
+        def runs_only_move_forward(current: dict[str, Any]) -> None:
+            current_run_id = int((current.get("spec") or {}).get("run_id") or 0)
+            if spec.run_id < current_run_id:
+                raise Conflict(
+                    f"run_id {spec.run_id} is lower than the job's run_id {current_run_id}:"
+                    " runs only move forward"
+                )
+
+        body, created = await self._jobs.put(
+            namespace, name, spec.model_dump(mode="json"), check=runs_only_move_forward
+        )
+        return job_from_body(body), created
+
+    async def get_job(self, namespace: str, name: str) -> FunctionJob:
+        return job_from_body(await self._jobs.get(namespace, name))
+
+    async def list_jobs(self, namespace: str) -> list[FunctionJob]:
+        return _parsed(job_from_body, await self._jobs.list(namespace))
+
+    async def delete_job(self, namespace: str, name: str) -> None:
+        await self._jobs.delete(namespace, name)
+
+
+def _parsed(parse: Callable[[dict[str, Any]], T], items: list[dict[str, Any]]) -> list[T]:
+    """Parse each item; one written around the gateway that does not parse is skipped."""
+    parsed = []
+    for item in items:
+        try:
+            parsed.append(parse(item))
+        except Invalid as e:
+            log.warning("skipping an object: %s", e.message)
+    return parsed
+
+
+def _key_of(item: dict[str, Any]) -> Key:
+    metadata = item.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def _is_function_slice(item: dict[str, Any]) -> bool:
+    metadata = item.get("metadata") or {}
+    service = str((metadata.get("labels") or {}).get(SERVICE_LABEL, ""))
+    return str(metadata.get("namespace", "")).startswith(_TENANT_NAMESPACE_PREFIX) and (
+        function_of_service(service) is not None
+    )

@@ -1,0 +1,249 @@
+"""Fixtures and helpers shared by the Kubernetes backend tests (no tests here).
+
+The Function CRD comes from ``deploy/crds/`` when that directory holds it; until then a
+minimal CRD (schema-free spec and status, status subresource) stands in. Whichever is
+installed first in a session stays: the tests only rely on the contract both satisfy.
+
+No kubelet runs, so these tests play the node's and the operator's parts: they patch a
+Function's status and write EndpointSlices that point at servers started here. The API
+server refuses loopback and link-local addresses in an EndpointSlice ("may not be in the
+loopback range (127.0.0.0/8, ::1/128)"), so those servers listen on an address of the
+tests' own on a veth pair made for them (``local_address()``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from sless.backends.kubernetes import KubernetesBackend
+from sless.config import Settings
+
+if TYPE_CHECKING:
+    from tests.kube.conftest import KubeTestenv
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUP = "sless.kube5s.ru"
+VERSION = "v1"
+CRD_NAME = f"functions.{GROUP}"
+
+MINIMAL_FUNCTION_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": CRD_NAME},
+    "spec": {
+        "group": GROUP,
+        "scope": "Namespaced",
+        "names": {"plural": "functions", "singular": "function", "kind": "Function"},
+        "versions": [
+            {
+                "name": VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                            "status": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            },
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.05)
+
+
+async def await_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def project_crds() -> dict[str, dict[str, Any]]:
+    """The CRDs in deploy/crds/ by name (none while that directory does not exist)."""
+    crds = ROOT / "deploy" / "crds"
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(crds.glob("*.y*ml")) if crds.is_dir() else []:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                found[doc["metadata"]["name"]] = doc
+    return found
+
+
+#: an address of the tests' own, on a veth pair made here: the API server refuses loopback
+#: addresses in EndpointSlices, and traffic to a local address never leaves the machine
+TEST_ADDRESS = "10.252.0.1"
+_TEST_LINK = "slesskt0"
+
+
+def local_address() -> str:
+    """A non-loopback address on this machine that only the tests use."""
+    present = subprocess.run(
+        ["ip", "-o", "addr", "show", "dev", _TEST_LINK], capture_output=True, text=True
+    )
+    if TEST_ADDRESS not in present.stdout:
+        for args in (
+            ["link", "add", _TEST_LINK, "type", "veth", "peer", "name", f"{_TEST_LINK}p"],
+            ["addr", "add", f"{TEST_ADDRESS}/32", "dev", _TEST_LINK],
+            ["link", "set", _TEST_LINK, "up"],
+            ["link", "set", f"{_TEST_LINK}p", "up"],
+        ):
+            subprocess.run(["ip", *args], capture_output=True, check=False)
+        atexit.register(
+            subprocess.run, ["ip", "link", "del", _TEST_LINK], capture_output=True, check=False
+        )
+    with socket.socket() as s:
+        s.bind((TEST_ADDRESS, 0))  # fails loudly if the address could not be added
+    return TEST_ADDRESS
+
+
+def free_port_on(address: str) -> int:
+    with socket.socket() as s:
+        s.bind((address, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def endpoint_slice(
+    name: str,
+    service: str,
+    endpoints: list[tuple[str, bool]],
+    port: int,
+    *,
+    port_name: str = "http",
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": name, "labels": {"kubernetes.io/service-name": service}},
+        "addressType": "IPv4",
+        "endpoints": [
+            {"addresses": [address], "conditions": {"ready": ready}} for address, ready in endpoints
+        ],
+        "ports": [{"name": port_name, "port": port, "protocol": "TCP"}],
+    }
+
+
+@pytest.fixture(scope="session")
+def kube_api(kube_testenv: KubeTestenv) -> Iterator[client.ApiClient]:
+    with kube_testenv.api_client() as api:
+        yield api
+
+
+@pytest.fixture(scope="session")
+def function_crd(kube_api: client.ApiClient) -> str:
+    """The Function CRD (and the project's other CRDs), installed once and Established."""
+    ext = client.ApiextensionsV1Api(kube_api)
+    crds = project_crds()
+    crds.setdefault(CRD_NAME, MINIMAL_FUNCTION_CRD)
+    for body in crds.values():
+        try:
+            ext.create_custom_resource_definition(body)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+    def established() -> bool:
+        for name in crds:
+            crd = ext.read_custom_resource_definition(name)
+            if not any(
+                c.type == "Established" and c.status == "True" for c in crd.status.conditions or []
+            ):
+                return False
+        return True
+
+    wait_for("the CRDs to be established", established, timeout=60)
+    custom = client.CustomObjectsApi(kube_api)
+
+    def served() -> bool:
+        # right after it is Established, a CRD's storage may still answer 429
+        for body in crds.values():
+            version = body["spec"]["versions"][0]["name"]
+            try:
+                custom.list_cluster_custom_object(
+                    body["spec"]["group"], version, body["spec"]["names"]["plural"]
+                )
+            except ApiException as e:
+                if e.status == 429:
+                    return False
+                raise
+        return True
+
+    wait_for("the custom resources to be served", served, timeout=60)
+    return CRD_NAME
+
+
+@pytest.fixture
+def tenant_namespace(kube_api: client.ApiClient) -> Iterator[str]:
+    """A fresh tenant namespace ``sless-<random>`` (the operator would create it)."""
+    name = f"sless-t{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(kube_api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    custom = client.CustomObjectsApi(kube_api)
+    # drop finalizers a test left behind, so that the namespace can go
+    for item in custom.list_namespaced_custom_object(GROUP, VERSION, name, "functions")["items"]:
+        if item["metadata"].get("finalizers"):
+            custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                name,
+                "functions",
+                item["metadata"]["name"],
+                {"metadata": {"finalizers": None}},
+            )
+    core.delete_namespace(name)
+
+
+def kube_settings(settings: Settings, kube_testenv: KubeTestenv) -> Settings:
+    settings.backend = "kubernetes"
+    settings.kubernetes.kubeconfig = kube_testenv.kubeconfig
+    return settings
+
+
+@pytest.fixture
+async def backend(
+    settings: Settings, kube_testenv: KubeTestenv, function_crd: str
+) -> AsyncIterator[KubernetesBackend]:
+    started = KubernetesBackend(kube_settings(settings, kube_testenv), endpoint_cooldown_s=2.0)
+    await started.start()
+    yield started
+    await started.stop()
