@@ -13,7 +13,15 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from sless.models import CodeRef, Function, FunctionSpec
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionJob,
+    FunctionSpec,
+    JobSpec,
+    Trigger,
+    TriggerSpec,
+)
 
 
 @dataclass
@@ -70,3 +78,27 @@ class Backend(Protocol):
     def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:
         """Lease an upstream for one invocation of the serving version."""
         ...
+
+    # -- triggers and jobs (tables in embedded mode, Trigger/FunctionJob resources) ------
+
+    async def put_trigger(
+        self, namespace: str, name: str, spec: TriggerSpec
+    ) -> tuple[Trigger, bool]:
+        """Create or replace; returns the trigger and whether it was created."""
+        ...
+
+    async def get_trigger(self, namespace: str, name: str) -> Trigger: ...
+
+    async def list_triggers(self, namespace: str) -> list[Trigger]: ...
+
+    async def delete_trigger(self, namespace: str, name: str) -> None: ...
+
+    async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
+        """Create or update; a new, higher ``run_id`` runs once. A lower one: Conflict."""
+        ...
+
+    async def get_job(self, namespace: str, name: str) -> FunctionJob: ...
+
+    async def list_jobs(self, namespace: str) -> list[FunctionJob]: ...
+
+    async def delete_job(self, namespace: str, name: str) -> None: ...

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from sless.cli import events
 from sless.cli.client import Client, load_config, make_admin_client, make_client, save_config
 from sless.config import Settings
 
@@ -271,22 +272,28 @@ def list_functions(url: str | None, token: str | None) -> None:
 @click.argument("name")
 @click.option("--data", "-d", help="JSON body to send (POST); without it, a GET")
 @click.option("--path", "subpath", default="", help="sub-path after the function's URL")
+@click.option(
+    "--async", "is_async", is_flag=True, help="queue the call: print its invocation id at once"
+)
 @url_option
 @token_option
-def invoke(name: str, data: str | None, subpath: str, url: str | None, token: str | None) -> None:
+def invoke(
+    name: str, data: str | None, subpath: str, is_async: bool, url: str | None, token: str | None
+) -> None:
     """Call function NAME through its public URL and print the answer."""
     client = make_client(url, token)
     target = f"/fn/{client.namespace}/{name}/{subpath.lstrip('/')}".rstrip("/")
+    extra = {"X-Sless-Async": "true"} if is_async else {}
     if data is not None:
         try:
             json.loads(data)
         except ValueError as e:
             raise click.ClickException(f"--data is not valid JSON: {e}") from None
         response = client.request(
-            "POST", target, content=data, headers={"Content-Type": "application/json"}
+            "POST", target, content=data, headers={"Content-Type": "application/json", **extra}
         )
     else:
-        response = client.request("GET", target)
+        response = client.request("GET", target, headers=extra)
     click.echo(response.text)
     if response.status_code >= 400:
         sys.exit(1)
@@ -425,3 +432,7 @@ def tenant_token(name: str, description: str, url: str | None, admin_token: str 
         "POST", f"/v1/admin/tenants/{name}/tokens", json={"description": description}
     )
     click.echo(f"token id: {data['id']}\ntoken: {data['token']}")
+
+
+for _command in events.COMMANDS:
+    main.add_command(_command)

@@ -19,7 +19,7 @@ from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
-from sless.gateway.routers import admin, management, upload
+from sless.gateway.routers import admin, jobs, management, triggers, upload
 
 
 class Gateway:
@@ -54,6 +54,8 @@ def create_app(
     api.include_router(management.router)
     api.include_router(upload.router)
     api.include_router(admin.router)
+    api.include_router(triggers.router)
+    api.include_router(jobs.router)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

@@ -5,6 +5,10 @@ in-memory lookup of the serving spec, one leased keep-alive connection to a work
 record appended to the invocation writer's queue. No database round trip, except to
 resolve a token for ``auth: token`` functions (cached for a few seconds).
 
+``X-Sless-Async: true`` or ``Prefer: respond-async`` turns a call into a queued one: the
+request is written to the durable queue (``sless.events``) and answered 202 with its
+invocation id at once.
+
 Security: hop-by-hop headers (RFC 9110 7.6.1, including those named in ``Connection``)
 and the caller's ``Authorization`` header are never forwarded, nor client-supplied
 ``X-Sless-*`` headers (they would spoof the invocation id or the deadline).
@@ -12,7 +16,6 @@ and the caller's ``Authorization`` header are never forwarded, nor client-suppli
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -20,17 +23,10 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.errors import (
-    InvocationTimeout,
-    NotFound,
-    PayloadTooLarge,
-    SlessError,
-    Unauthorized,
-    UpstreamError,
-)
+from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.events import call_function
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -54,24 +50,12 @@ _DROP_REQUEST = frozenset(
         b"host",
         b"content-length",
         b"expect",
+        # set by sless.events on calls made by a trigger or a job: never by a caller
+        b"sless-trigger",
+        b"sless-tick",
+        b"sless-run-id",
     }
 )
-_DROP_RESPONSE = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"proxy-authenticate",
-        b"proxy-authorization",
-        b"te",
-        b"trailer",
-        b"transfer-encoding",
-        b"upgrade",
-        b"content-length",
-        b"server",
-        b"date",
-    }
-)
-_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
@@ -81,6 +65,37 @@ def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
         if key.lower() == b"connection":
             names.update(part.strip().lower() for part in value.split(b","))
     return names
+
+
+def _forwarded_headers(scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """The caller's headers that may reach the function (and be stored for a queued call)."""
+    drop = _DROP_REQUEST | _connection_tokens(headers)
+    forwarded = [
+        (k.decode("latin-1"), v.decode("latin-1"))
+        for k, v in headers
+        if k.lower() not in drop and not k.lower().startswith(b"x-sless-")
+    ]
+    client = scope.get("client")
+    if client:
+        forwarded.append(("x-forwarded-for", client[0]))
+    return forwarded
+
+
+def _target(scope: Scope, subpath: str) -> str:
+    query = scope.get("query_string", b"").decode("latin-1")
+    return subpath + ("?" + query if query else "")
+
+
+def _wants_async(headers: list[tuple[bytes, bytes]]) -> bool:
+    """``X-Sless-Async: true`` or ``Prefer: respond-async`` (RFC 7240 section 4.1)."""
+    for key, value in headers:
+        if key == b"x-sless-async":
+            return value.strip().lower() in (b"true", b"1", b"yes")
+        if key == b"prefer":
+            tokens = (part.split(b"=")[0].strip().lower() for part in value.split(b","))
+            if b"respond-async" in tokens:
+                return True
+    return False
 
 
 async def _send_json(
@@ -120,6 +135,7 @@ class InvokeApp:
         status = 500
         error: str | None = None
         known = False
+        queued = False
         try:
             if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
                 raise NotFound("function not found")
@@ -132,6 +148,26 @@ class InvokeApp:
                 scope, receive, platform.settings.gateway.max_invoke_body_bytes
             )
             request_bytes = len(body)
+            if _wants_async(headers):
+                # the queued call records the invocation when it ends, under this id
+                await platform.events.enqueue(
+                    invocation_id,
+                    namespace,
+                    name,
+                    method=scope["method"],
+                    path=_target(scope, subpath),
+                    headers=_forwarded_headers(scope, headers),
+                    body=body,
+                )
+                queued = True
+                status = 202
+                response_bytes = await _send_json(
+                    send,
+                    202,
+                    {"invocation_id": str(invocation_id)},
+                    [(b"x-sless-invocation-id", str(invocation_id).encode())],
+                )
+                return
             status, response_bytes = await self._forward(
                 platform,
                 scope,
@@ -161,7 +197,7 @@ class InvokeApp:
                 extra,
             )
         finally:
-            if known:
+            if known and not queued:
                 platform.recorder.record(
                     InvocationRecord(
                         id=invocation_id,
@@ -225,56 +261,23 @@ class InvokeApp:
         invocation_id: uuid.UUID,
         timeout_s: float,
     ) -> tuple[int, int]:
-        drop = _DROP_REQUEST | _connection_tokens(headers)
-        forwarded = [
-            (k.decode("latin-1"), v.decode("latin-1"))
-            for k, v in headers
-            if k.lower() not in drop and not k.lower().startswith(b"x-sless-")
-        ]
-        deadline = time.time() + timeout_s
-        forwarded.append(("x-sless-invocation-id", str(invocation_id)))
-        forwarded.append(("x-sless-deadline", f"{deadline:.3f}"))
-        client = scope.get("client")
-        if client:
-            forwarded.append(("x-forwarded-for", client[0]))
-        query = scope.get("query_string", b"").decode("latin-1")
-        url_path = subpath + ("?" + query if query else "")
-        async with platform.backend.upstream(namespace, name) as upstream:
-            try:
-                async with asyncio.timeout(timeout_s):
-                    async with upstream.session.request(
-                        scope["method"],
-                        upstream.base_url + url_path,
-                        headers=forwarded,
-                        data=body,
-                        allow_redirects=False,
-                    ) as response:
-                        chunks: list[bytes] = []
-                        size = 0
-                        async for chunk in response.content.iter_chunked(64 * 1024):
-                            size += len(chunk)
-                            if size > _MAX_RESPONSE_BYTES:
-                                raise UpstreamError("the function's response is too large")
-                            chunks.append(chunk)
-                        payload = b"".join(chunks)
-                        status = response.status
-                        out_headers = [
-                            (key, v.encode("latin-1"))
-                            for k, v in response.headers.items()
-                            if (key := k.lower().encode("latin-1")) not in _DROP_RESPONSE
-                            and not key.startswith(b"x-sless-")
-                        ]
-            except TimeoutError:
-                upstream.timed_out = True
-                raise InvocationTimeout(
-                    f"the function did not answer within {timeout_s:g} s"
-                ) from None
-            except aiohttp.ClientError as e:
-                upstream.failed = True
-                log.warning("invocation of %s/%s failed: %s", namespace, name, type(e).__name__)
-                raise UpstreamError("the function's worker failed") from None
+        response = await call_function(
+            platform.backend,
+            namespace,
+            name,
+            method=scope["method"],
+            path=_target(scope, subpath),
+            headers=_forwarded_headers(scope, headers),
+            body=body,
+            invocation_id=invocation_id,
+            timeout_s=timeout_s,
+        )
+        payload = response.body
+        out_headers = response.headers
         out_headers.append((b"content-length", str(len(payload)).encode()))
         out_headers.append((b"x-sless-invocation-id", str(invocation_id).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": out_headers})
+        await send(
+            {"type": "http.response.start", "status": response.status, "headers": out_headers}
+        )
         await send({"type": "http.response.body", "body": payload})
-        return status, len(payload)
+        return response.status, len(payload)

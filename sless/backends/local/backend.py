@@ -32,7 +32,16 @@ from sless.backends.local.building import Build, Builder, BuildError
 from sless.backends.local.pooling import FunctionPool
 from sless.config import Settings
 from sless.errors import NotFound, NotReady, UpstreamError
-from sless.models import CodeRef, Function, FunctionSpec, Phase
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionJob,
+    FunctionSpec,
+    JobSpec,
+    Phase,
+    Trigger,
+    TriggerSpec,
+)
 from sless.sandbox import (
     EgressProxy,
     Limits,
@@ -43,7 +52,15 @@ from sless.sandbox import (
     default_runtimes_dir,
     start_worker,
 )
-from sless.store import NOTIFY_CHANNEL, BlobStore, FunctionRecord, FunctionRepository
+from sless.store import (
+    NOTIFY_CHANNEL,
+    BlobStore,
+    FunctionRecord,
+    FunctionRepository,
+    JobRepository,
+    QueueRepository,
+    TriggerRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +87,8 @@ class LocalBackend:
         self.settings = settings
         self.db = pool
         self.functions = FunctionRepository(pool)
+        self.triggers = TriggerRepository(pool)
+        self.jobs = JobRepository(pool)
         self.blobs = blobs
         self.builder = Builder(
             settings.data_dir / "builds", blobs, settings.build, settings.validation
@@ -403,6 +422,9 @@ class LocalBackend:
         await self._collect_garbage(record)
 
     async def delete_namespace(self, namespace: str) -> None:
+        await self.triggers.delete_namespace(namespace)
+        await self.jobs.delete_namespace(namespace)
+        await QueueRepository(self.db).delete_namespace(namespace)
         for record in await self.functions.delete_namespace(namespace):
             await self.reconcile(record.key)
             await self._collect_garbage(record)
@@ -493,6 +515,43 @@ class LocalBackend:
 
     def pool(self, namespace: str, name: str) -> FunctionPool | None:
         return self._pools.get((namespace, name))
+
+    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
+        """Have a worker of the serving version up now and until ``until`` (monotonic)."""
+        pool = self._pools.get((namespace, name))
+        if pool is not None:
+            await pool.keep_warm_until(until)
+
+    # -- triggers and jobs -------------------------------------------------------------
+    # The scheduler and the job runner (sless.events) act on these tables.
+
+    async def put_trigger(
+        self, namespace: str, name: str, spec: TriggerSpec
+    ) -> tuple[Trigger, bool]:
+        record, created = await self.triggers.put(namespace, name, spec)
+        return record.trigger, created
+
+    async def get_trigger(self, namespace: str, name: str) -> Trigger:
+        return (await self.triggers.get(namespace, name)).trigger
+
+    async def list_triggers(self, namespace: str) -> list[Trigger]:
+        return [record.trigger for record in await self.triggers.list_all(namespace)]
+
+    async def delete_trigger(self, namespace: str, name: str) -> None:
+        await self.triggers.delete(namespace, name)
+
+    async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
+        record, created = await self.jobs.put(namespace, name, spec)
+        return record.job, created
+
+    async def get_job(self, namespace: str, name: str) -> FunctionJob:
+        return (await self.jobs.get(namespace, name)).job
+
+    async def list_jobs(self, namespace: str) -> list[FunctionJob]:
+        return [record.job for record in await self.jobs.list_all(namespace)]
+
+    async def delete_job(self, namespace: str, name: str) -> None:
+        await self.jobs.delete(namespace, name)
 
 
 def _read_tail(path: Path, tail_bytes: int) -> str:

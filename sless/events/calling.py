@@ -1,0 +1,222 @@
+"""One call of a function's serving version: the core of every invocation.
+
+The public ``/fn/...`` path (``sless.gateway.invoking``), cron ticks, job runs and queued
+asynchronous calls all go through ``call_function``: lease an upstream from the backend,
+send one HTTP request with the invocation id and deadline, read a bounded response.
+``invoke`` and ``record_outcome`` add what the background paths need: errors as outcomes
+instead of exceptions, a bounded result, and an invocation record naming the trigger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import aiohttp
+
+from sless.backends import Backend
+from sless.errors import InvocationTimeout, NotFound, SlessError, UpstreamError
+from sless.store import InvocationRecord, InvocationRecorder
+
+log = logging.getLogger(__name__)
+
+#: RFC 9110 section 7.6.1 hop-by-hop fields, plus what the gateway sets itself
+DROP_RESPONSE = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"content-length",
+        b"server",
+        b"date",
+    }
+)
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    #: response headers without hop-by-hop fields and without ``X-Sless-*``
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+async def call_function(
+    backend: Backend,
+    namespace: str,
+    name: str,
+    *,
+    method: str,
+    path: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    invocation_id: uuid.UUID,
+    timeout_s: float,
+) -> Response:
+    """Send one request to the function; ``headers`` must already be safe to forward.
+
+    Raises ``InvocationTimeout``, ``UpstreamError``, ``NotReady`` or ``NotFound``.
+    """
+    deadline = time.time() + timeout_s
+    forwarded = [
+        *headers,
+        ("x-sless-invocation-id", str(invocation_id)),
+        ("x-sless-deadline", f"{deadline:.3f}"),
+    ]
+    async with backend.upstream(namespace, name) as upstream:
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with upstream.session.request(
+                    method,
+                    upstream.base_url + path,
+                    headers=forwarded,
+                    data=body,
+                    allow_redirects=False,
+                ) as response:
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in response.content.iter_chunked(64 * 1024):
+                        size += len(chunk)
+                        if size > MAX_RESPONSE_BYTES:
+                            raise UpstreamError("the function's response is too large")
+                        chunks.append(chunk)
+                    out_headers = [
+                        (key, v.encode("latin-1"))
+                        for k, v in response.headers.items()
+                        if (key := k.lower().encode("latin-1")) not in DROP_RESPONSE
+                        and not key.startswith(b"x-sless-")
+                    ]
+                    return Response(response.status, out_headers, b"".join(chunks))
+        except TimeoutError:
+            upstream.timed_out = True
+            raise InvocationTimeout(f"the function did not answer within {timeout_s:g} s") from None
+        except aiohttp.ClientError as e:
+            upstream.failed = True
+            log.warning("invocation of %s/%s failed: %s", namespace, name, type(e).__name__)
+            raise UpstreamError("the function's worker failed") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a background call ended: the function's answer, or the platform's error."""
+
+    status: int
+    body: bytes
+    content_type: str | None
+    started_at: datetime
+    duration_ms: float
+    request_bytes: int
+    #: error code (``timeout``, ``not_ready``...) when the platform answered for the function
+    error: str | None = None
+    message: str = ""
+
+    @property
+    def retryable(self) -> bool:
+        """5xx (the function failed, timed out, was not ready) may pass on a retry."""
+        return self.status >= 500
+
+    def bounded(self, limit: int) -> tuple[bytes, bool]:
+        return self.body[:limit], len(self.body) > limit
+
+    def result_text(self, limit: int) -> str:
+        body, truncated = self.bounded(limit)
+        text = body.decode("utf-8", "replace")
+        return text + "…[truncated]" if truncated else text
+
+
+def json_request(payload: object, *, trigger: str) -> tuple[list[tuple[str, str]], bytes]:
+    """Headers and body of a call made by a trigger or a job: the payload as JSON."""
+    headers = [("content-type", "application/json"), ("sless-trigger", trigger)]
+    return headers, json.dumps(payload).encode()
+
+
+async def invoke(
+    backend: Backend,
+    namespace: str,
+    name: str,
+    *,
+    invocation_id: uuid.UUID,
+    method: str = "POST",
+    path: str = "/",
+    headers: list[tuple[str, str]],
+    body: bytes,
+) -> Outcome:
+    """Call the function; a failed call is an outcome, never an exception."""
+    started = time.perf_counter()
+    started_at = datetime.now(UTC)
+    status, payload, content_type = 500, b"", None
+    error: str | None = None
+    message = ""
+    try:
+        try:
+            spec = backend.serving(namespace, name)
+        except NotFound:
+            raise NotFound(f"function {name!r} not found") from None
+        response = await call_function(
+            backend,
+            namespace,
+            name,
+            method=method,
+            path=path,
+            headers=headers,
+            body=body,
+            invocation_id=invocation_id,
+            timeout_s=spec.timeout_s,
+        )
+        status, payload = response.status, response.body
+        content_type = next(
+            (v.decode("latin-1") for k, v in response.headers if k == b"content-type"), None
+        )
+    except SlessError as e:
+        status, error, message = e.status, e.code, e.message
+    except Exception as e:  # a background call must end in an outcome, whatever happened
+        log.exception("call of %s/%s failed", namespace, name)
+        error, message = "internal", type(e).__name__
+    return Outcome(
+        status=status,
+        body=payload,
+        content_type=content_type,
+        started_at=started_at,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        request_bytes=len(body),
+        error=error,
+        message=message,
+    )
+
+
+def record_outcome(
+    recorder: InvocationRecorder,
+    namespace: str,
+    name: str,
+    invocation_id: uuid.UUID,
+    outcome: Outcome,
+    *,
+    trigger: str,
+) -> None:
+    """Append the invocation record of a call made by ``trigger``."""
+    recorder.record(
+        InvocationRecord(
+            id=invocation_id,
+            tenant=namespace.removeprefix("sless-"),
+            namespace=namespace,
+            function=name,
+            status=outcome.status,
+            duration_ms=outcome.duration_ms,
+            request_bytes=outcome.request_bytes,
+            response_bytes=len(outcome.body),
+            started_at=outcome.started_at,
+            error=outcome.error,
+            trigger=trigger,
+        )
+    )

@@ -1,0 +1,140 @@
+"""The embedded job runner: each new ``run_id`` of a job runs the function once.
+
+Runs are claimed in PostgreSQL (``JobRepository.claim``): the claim raises the job's
+stored ``run_id`` in the transaction that locked the row, so the same run id never runs
+twice, whichever gateway process claims it and however often they restart. A run whose
+function is not Ready yet waits (``Waiting``); a run whose function is gone fails.
+A run whose gateway stopped mid-run is marked Failed after its deadline (never re-run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+
+from sless.backends.local import LocalBackend
+from sless.config import EventsSettings
+from sless.errors import NotFound, NotReady
+from sless.events.calling import invoke, json_request, record_outcome
+from sless.store import Decision, InvocationRecorder, JobRecord, JobRepository
+
+log = logging.getLogger(__name__)
+
+#: a run still Running this long after its function's timeout was interrupted
+_DEADLINE_MARGIN_S = 30.0
+
+
+def job_trigger(name: str) -> str:
+    """The ``trigger`` of a job run's invocation record (``:`` keeps it apart from
+    trigger names, which are DNS labels)."""
+    return f"job:{name}"
+
+
+class JobRunner:
+    def __init__(
+        self,
+        settings: EventsSettings,
+        backend: LocalBackend,
+        recorder: InvocationRecorder,
+        jobs: JobRepository,
+    ) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.recorder = recorder
+        self.jobs = jobs
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="job-runner")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def stop(self, grace_s: float) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        if self._running:
+            # runs in progress finish (their state is written) or are cut at the grace
+            _, pending = await asyncio.wait(self._running, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval_s)
+            self._wake.clear()
+            try:
+                await self.run_once()
+            except Exception as e:  # the database may be restarting: try again
+                log.warning("job runner pass failed: %s", type(e).__name__)
+
+    async def run_once(self) -> int:
+        await self.jobs.fail_interrupted()
+        claimed = await self.jobs.claim(self._decide)
+        for record, invocation_id in claimed:
+            task = asyncio.create_task(self._run(record, invocation_id))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+        return len(claimed)
+
+    async def _decide(self, record: JobRecord) -> Decision:
+        namespace = record.job.namespace
+        function = record.job.spec.function
+        try:
+            spec = self.backend.serving(namespace, function)
+        except NotReady as e:
+            return Decision("wait", e.message)
+        except NotFound:
+            try:
+                # the in-memory index may not have caught up with a new function yet
+                found = await self.backend.get_function(namespace, function)
+            except NotFound:
+                return Decision("fail", f"function {function!r} not found")
+            phase = found.status.phase.value
+            return Decision("wait", f"function {function!r} is not ready (phase {phase})")
+        return Decision("run", deadline_s=spec.timeout_s + _DEADLINE_MARGIN_S)
+
+    async def _run(self, record: JobRecord, invocation_id: uuid.UUID) -> None:
+        job = record.job
+        headers, body = json_request(job.spec.payload, trigger=job_trigger(job.name))
+        headers.append(("sless-run-id", str(job.spec.run_id)))
+        outcome = await invoke(
+            self.backend,
+            job.namespace,
+            job.spec.function,
+            invocation_id=invocation_id,
+            headers=headers,
+            body=body,
+        )
+        record_outcome(
+            self.recorder,
+            job.namespace,
+            job.spec.function,
+            invocation_id,
+            outcome,
+            trigger=job_trigger(job.name),
+        )
+        succeeded = outcome.error is None and outcome.status < 400
+        error = None
+        if not succeeded:
+            error = outcome.message or f"the function answered HTTP {outcome.status}"
+        await self.jobs.finish(
+            job.namespace,
+            job.name,
+            invocation_id,
+            succeeded=succeeded,
+            result=outcome.result_text(self.settings.max_result_bytes) if outcome.body else None,
+            error=error,
+        )

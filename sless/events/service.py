@@ -1,0 +1,80 @@
+"""Everything that invokes functions without a caller waiting: started with the gateway.
+
+- the asynchronous invocation queue (both modes: it only needs the backend's upstreams);
+- embedded mode only: the cron scheduler and the job runner (Kubernetes mode has
+  CronJobs and Jobs made by the operator instead).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import asyncpg
+
+from sless.backends import Backend
+from sless.backends.local import LocalBackend
+from sless.config import Settings
+from sless.events.queueing import InvocationQueue
+from sless.events.running import JobRunner
+from sless.events.scheduling import CronScheduler
+from sless.store import InvocationRecorder, JobRepository, QueueRepository, TriggerRepository
+
+log = logging.getLogger(__name__)
+
+
+class Events:
+    def __init__(
+        self,
+        settings: Settings,
+        db: asyncpg.Pool,
+        backend: Backend,
+        recorder: InvocationRecorder,
+    ) -> None:
+        self.settings = settings
+        self.queue = InvocationQueue(settings.events, backend, recorder, QueueRepository(db))
+        self.scheduler: CronScheduler | None = None
+        self.runner: JobRunner | None = None
+        if isinstance(backend, LocalBackend):
+            self.scheduler = CronScheduler(
+                settings.events, backend, recorder, TriggerRepository(db)
+            )
+            self.runner = JobRunner(settings.events, backend, recorder, JobRepository(db))
+
+    def start(self) -> None:
+        if not self.settings.events.enabled:
+            log.info("events are off in this process (SLESS_EVENTS_ENABLED=false)")
+            return
+        self.queue.start()
+        if self.scheduler is not None:
+            self.scheduler.start()
+        if self.runner is not None:
+            self.runner.start()
+
+    async def stop(self) -> None:
+        grace = self.settings.gateway.shutdown_grace_s
+        if self.scheduler is not None:
+            await self.scheduler.stop()
+        if self.runner is not None:
+            await self.runner.stop(grace)
+        await self.queue.stop(grace)
+
+    async def enqueue(
+        self,
+        invocation_id: uuid.UUID,
+        namespace: str,
+        function: str,
+        *,
+        method: str,
+        path: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+    ) -> None:
+        await self.queue.enqueue(
+            invocation_id, namespace, function, method=method, path=path, headers=headers, body=body
+        )
+
+    def job_changed(self) -> None:
+        """A job was written here: look for a run now rather than at the next poll."""
+        if self.runner is not None:
+            self.runner.wake()
