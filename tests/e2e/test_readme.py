@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,12 +88,18 @@ class Platform:
 
 
 @pytest.fixture
-def platform(tmp_path: Path) -> Iterator[Platform]:
-    p = Platform(tmp_path, free_port())
-    p.start()
-    yield p
-    if p.process is not None and p.process.poll() is None:
-        p.stop()
+def platform() -> Iterator[Platform]:
+    # not pytest's tmp_path: another pytest session on the machine re-tightens
+    # /tmp/pytest-of-<user> to 0700, which locks out the embedded PostgreSQL's own user
+    home = Path(tempfile.mkdtemp(prefix="sless-e2e-"))
+    p = Platform(home, free_port())
+    try:
+        p.start()
+        yield p
+    finally:
+        if p.process is not None and p.process.poll() is None:
+            p.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_readme_quickstart(platform: Platform) -> None:
