@@ -74,3 +74,15 @@ class InvocationTimeout(SlessError):
 class UpstreamError(SlessError):
     status = 502
     code = "bad_gateway"
+
+
+class TooManyRequests(SlessError):
+    """A rate or concurrency limit was hit; ``retry_after`` is whole seconds (>= 1)."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
+        retry_after = max(1, retry_after)
+        super().__init__(message, details={"retry_after": retry_after})
+        self.retry_after = retry_after

@@ -4,6 +4,9 @@ The caller is resolved once from the bearer token (``PrincipalDep``); the ``{ns}
 path is compared with the caller's namespace in exactly one place (``NamespaceDep``). A
 namespace that is not the caller's answers 404, exactly like a missing object, so that a
 tenant cannot learn whether another tenant's objects exist.
+
+Resolving the caller is also where the management API's limits apply: failed attempts
+per client address, then the tenant's token bucket (429 with ``Retry-After``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from fastapi import Depends, Request
 from sless.errors import NotFound, Unauthorized
 from sless.gateway.platform import Platform
 from sless.tenancy import Principal
+
+
+def client_address(client: tuple[str, int] | None) -> str:
+    return client[0] if client else "unknown"
 
 
 def get_platform(request: Request) -> Platform:
@@ -35,8 +42,14 @@ def bearer_token(authorization: str | None) -> str | None:
 
 
 async def get_principal(request: Request, platform: PlatformDep) -> Principal:
+    """The caller; failed attempts are limited per address, tenants per rate limit."""
     token = bearer_token(request.headers.get("authorization"))
-    return await platform.tenancy.authenticate(token)
+    address = client_address(request.client)
+    principal = await platform.tenancy.authenticate_from(token, address)
+    if principal.tenant is not None:
+        # the provider admin is not rate-limited: it is the operator of the platform
+        platform.tenancy.limits.check_api(principal.tenant)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from sless.errors import SlessError
+from sless.errors import SlessError, TooManyRequests
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +24,8 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
 
 
 def _headers(exc: SlessError) -> dict[str, str] | None:
+    if isinstance(exc, TooManyRequests):
+        return {"Retry-After": str(exc.retry_after)}
     return {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
 
 

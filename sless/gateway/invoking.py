@@ -2,8 +2,9 @@
 
 This is the hot path, so it bypasses FastAPI routing and dependency injection: one
 in-memory lookup of the serving spec, one leased keep-alive connection to a worker, one
-record appended to the invocation writer's queue. No database round trip, except to
-resolve a token for ``auth: token`` functions (cached for a few seconds).
+record appended to the invocation writer's queue, one in-memory token bucket check and
+concurrency count for the owning tenant (``sless.tenancy.limits``). No database round
+trip, except to resolve a token for ``auth: token`` functions (cached for a few seconds).
 
 ``X-Sless-Async: true`` or ``Prefer: respond-async`` turns a call into a queued one: the
 request is written to the durable queue (``sless.events``) and answered 202 with its
@@ -25,8 +26,9 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.errors import NotFound, PayloadTooLarge, SlessError, TooManyRequests, Unauthorized
 from sless.events import call_function
+from sless.gateway.deps import client_address
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -136,6 +138,7 @@ class InvokeApp:
         error: str | None = None
         known = False
         queued = False
+        running = False
         try:
             if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
                 raise NotFound("function not found")
@@ -143,7 +146,11 @@ class InvokeApp:
             known = True
             headers: list[tuple[bytes, bytes]] = scope["headers"]
             if spec.auth is AuthMode.TOKEN:
-                await self._authorize(platform, headers, namespace)
+                await self._authorize(platform, scope, headers, namespace)
+            # limits are per owning tenant (its namespace): anonymous callers of a public
+            # function count against the function's owner
+            limits = platform.tenancy.limits
+            limits.check_invoke(namespace)
             body = await self._read_body(
                 scope, receive, platform.settings.gateway.max_invoke_body_bytes
             )
@@ -168,6 +175,8 @@ class InvokeApp:
                     [(b"x-sless-invocation-id", str(invocation_id).encode())],
                 )
                 return
+            limits.start_invocation(namespace)
+            running = True
             status, response_bytes = await self._forward(
                 platform,
                 scope,
@@ -184,6 +193,8 @@ class InvokeApp:
             status = e.status
             error = e.code
             extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
+            if isinstance(e, TooManyRequests):
+                extra = [(b"retry-after", str(e.retry_after).encode())]
             response_bytes = await _send_json(
                 send,
                 status,
@@ -197,6 +208,8 @@ class InvokeApp:
                 extra,
             )
         finally:
+            if running:
+                platform.tenancy.limits.end_invocation(namespace)
             if known and not queued:
                 platform.recorder.record(
                     InvocationRecord(
@@ -214,7 +227,11 @@ class InvokeApp:
                 )
 
     async def _authorize(
-        self, platform: Platform, headers: list[tuple[bytes, bytes]], namespace: str
+        self,
+        platform: Platform,
+        scope: Scope,
+        headers: list[tuple[bytes, bytes]],
+        namespace: str,
     ) -> None:
         token = None
         for key, value in headers:
@@ -224,7 +241,8 @@ class InvokeApp:
                     token = rest.strip()
         if not token:
             raise Unauthorized("this function needs a bearer token")
-        principal = await platform.tenancy.authenticate(token)
+        address = client_address(scope.get("client"))
+        principal = await platform.tenancy.authenticate_from(token, address)
         if principal.namespace != namespace:
             # another tenant's token: the function is not theirs to call
             raise NotFound("function not found")

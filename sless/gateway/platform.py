@@ -73,7 +73,7 @@ class Platform:
             applied = await migrate(db)
             if applied:
                 log.info("applied migrations %s", applied)
-            tenancy = Tenancy(db)
+            tenancy = Tenancy(db, settings.auth, settings.limits)
             generated = await tenancy.ensure_admin_token(
                 settings.admin.token.get_secret_value() if settings.admin.token else None
             )

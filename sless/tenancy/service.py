@@ -12,10 +12,18 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from sless.errors import Unauthorized
-from sless.models import check_tenant_name, namespace_for
+from sless.config import AuthSettings, LimitsSettings
+from sless.errors import Conflict, NotFound, Unauthorized
+from sless.models import (
+    MAX_TENANT_NAME_LENGTH,
+    check_tenant_name,
+    is_dns1123_label,
+    namespace_for,
+)
 from sless.store import TenantRepository, TenantRow, TokenRepository, TokenRow
-from sless.tenancy.tokens import digests_equal, generate_token, token_digest
+from sless.tenancy.limits import Limits
+from sless.tenancy.providers import Identity, Provider, make_providers
+from sless.tenancy.tokens import TOKEN_PREFIX, digests_equal, generate_token, token_digest
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +35,8 @@ class Principal:
     kind: str  # "tenant" | "admin"
     tenant: str | None
     namespace: str | None
-    token_id: int
+    token_id: int  # 0 for a cloud identity (no platform token)
+    via: str = "static"  # the auth provider that vouched for the caller
 
     @property
     def is_admin(self) -> bool:
@@ -59,10 +68,23 @@ _CACHE_MAX = 10_000
 
 
 class Tenancy:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        auth: AuthSettings | None = None,
+        limits: LimitsSettings | None = None,
+    ) -> None:
         self.tenants = TenantRepository(pool)
         self.tokens = TokenRepository(pool)
         self._cache: dict[bytes, tuple[Principal, float]] = {}
+        self.configure(auth or AuthSettings(), limits or LimitsSettings())
+
+    def configure(self, auth: AuthSettings, limits: LimitsSettings) -> None:
+        """Use these auth providers and limits (the gateway calls this once, at start)."""
+        self.auth = auth
+        self.providers: list[Provider | None] = make_providers(auth)
+        self.limits = Limits(limits)
+        self._cache.clear()
 
     def forget_cached(self) -> None:
         self._cache.clear()
@@ -102,7 +124,19 @@ class Tenancy:
         )
         return token
 
+    async def authenticate_from(self, token: str | None, address: str) -> Principal:
+        """``authenticate``, with failed attempts rate-limited per client address."""
+        if token:
+            self.limits.check_address(address)
+        try:
+            return await self.authenticate(token)
+        except Unauthorized:
+            if token:
+                self.limits.failed_attempt(address)
+            raise
+
     async def authenticate(self, token: str | None) -> Principal:
+        """Resolve a token with the configured providers, tried in order."""
         if not token:
             raise Unauthorized("missing bearer token")
         digest = token_digest(token)
@@ -110,15 +144,66 @@ class Tenancy:
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:
             return cached[0]
-        found = await self.tokens.find_active(digest)
-        if found is None or not digests_equal(digest, found[1]):
+        principal: Principal | None = None
+        for provider in self.providers:
+            if provider is None:
+                if token.startswith(TOKEN_PREFIX):
+                    principal = await self._static(digest)
+            elif provider.recognises(token):
+                identity = await provider.verify(token)
+                if identity is not None:
+                    principal = await self._cloud(identity)
+            if principal is not None:
+                break
+        if principal is None:
             raise Unauthorized("invalid token")
-        row = found[0]
-        namespace = namespace_for(row.tenant) if row.tenant else None
-        principal = Principal(
-            kind=row.kind, tenant=row.tenant, namespace=namespace, token_id=row.id
-        )
         if len(self._cache) >= _CACHE_MAX:
             self._cache.clear()
         self._cache[digest] = (principal, now + _CACHE_TTL_S)
         return principal
+
+    async def _static(self, digest: bytes) -> Principal | None:
+        found = await self.tokens.find_active(digest)
+        if found is None or not digests_equal(digest, found[1]):
+            return None
+        row = found[0]
+        namespace = namespace_for(row.tenant) if row.tenant else None
+        return Principal(kind=row.kind, tenant=row.tenant, namespace=namespace, token_id=row.id)
+
+    async def _cloud(self, identity: Identity) -> Principal:
+        """The tenant a cloud identity names in the configured claim (onboarded if allowed)."""
+        name = identity.claims.get(self.auth.tenant_claim)
+        if not isinstance(name, str) or not is_dns1123_label(name, MAX_TENANT_NAME_LENGTH):
+            raise Unauthorized(f"the token's {self.auth.tenant_claim!r} claim names no tenant")
+        try:
+            await self.tenants.get(name)
+        except NotFound:
+            if not self.auth.auto_onboard:
+                raise Unauthorized("unknown tenant") from None
+            await self._onboard_cloud(name)
+        return Principal(
+            kind="tenant",
+            tenant=name,
+            namespace=namespace_for(name),
+            token_id=0,
+            via=identity.provider,
+        )
+
+    async def _onboard_cloud(self, name: str) -> None:
+        """Provider-managed onboarding: the tenant, and no platform token to show.
+
+        Concurrent first requests (in this process or others) race on the tenants table's
+        primary key: exactly one INSERT wins, the others see ``Conflict`` and go on.
+        """
+        check_tenant_name(name)
+        # the first token's secret is discarded unseen, then the token revoked: a cloud
+        # tenant has no static token until an admin mints one
+        try:
+            await self.tenants.create(
+                name, namespace_for(name), token_digest(generate_token("tenant"))
+            )
+        except Conflict:
+            return
+        for row in await self.tokens.list_for_tenant(name):
+            await self.tokens.revoke(name, row.id)
+        log.info("auto-onboarded tenant %s (namespace %s)", name, namespace_for(name))
