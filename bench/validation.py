@@ -157,7 +157,7 @@ async def main() -> None:
         bare = [binary, "scan", "--experimental", "--config", str(trivial), "--json", "--quiet"]
         bare += ["--metrics=off", "--disable-version-check", "--no-git-ignore", "--jobs=1"]
         start_only = await asyncio.to_thread(_time_command, [*bare, "--", *targets], upload, 5)
-        base = _semgrep_command(binary, settings)
+        base = _semgrep_command(binary, settings, targets)
         legacy = [part for part in base if part != "--experimental"]
         legacy_times = await asyncio.to_thread(_time_command, [*legacy, "--", *targets], upload, 3)
         osemgrep_times = await asyncio.to_thread(

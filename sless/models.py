@@ -210,6 +210,54 @@ class TriggerSpec(BaseModel):
         return self
 
 
+#: AMQP queue and exchange names: printable, no spaces, room left for ``.retry.<ms>``/``.dead``
+_AMQP_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
+
+
+def _check_amqp_name(value: str) -> str:
+    if not _AMQP_NAME.match(value):
+        raise ValueError("must be 1-200 letters, digits, '_', '.', ':' or '-'")
+    if value.startswith("amq."):
+        raise ValueError("names starting with 'amq.' are reserved by the broker")
+    return value
+
+
+AmqpName = Annotated[str, AfterValidator(_check_amqp_name)]
+
+
+class RabbitMQSource(BaseModel):
+    """The fields of a ``rabbitmq`` trigger (carried as ``TriggerSpec`` extras, so the
+    Trigger CRD schema stays as it is): where messages come from and how they are retried.
+
+    Exactly one source: ``queue`` (consumed as is), or ``exchange`` + ``routing_key`` (a
+    queue of the platform's is bound to the exchange). The broker URL is never here: only
+    the name of a secret of the same namespace that holds it.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    url_secret: Name
+    queue: AmqpName | None = None
+    exchange: AmqpName | None = None
+    routing_key: str | None = Field(default=None, max_length=255)
+    prefetch: int = Field(default=10, ge=1, le=1000)
+    max_attempts: int = Field(default=5, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RabbitMQSource:
+        if (self.queue is None) == (self.exchange is None):
+            raise ValueError("a rabbitmq trigger needs exactly one of queue or exchange")
+        if self.exchange is None and self.routing_key is not None:
+            raise ValueError("routing_key goes with exchange, not with queue")
+        if self.exchange is not None and self.routing_key is None:
+            raise ValueError('an exchange needs a routing_key (may be empty: "")')
+        return self
+
+    @classmethod
+    def of(cls, spec: TriggerSpec) -> RabbitMQSource:
+        return cls.model_validate(spec.model_extra or {})
+
+
 class JobSpec(BaseModel):
     """A job runs ``function`` once per new ``run_id`` (0: never; the same id never twice)."""
 

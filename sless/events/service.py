@@ -1,8 +1,8 @@
 """Everything that invokes functions without a caller waiting: started with the gateway.
 
 - the asynchronous invocation queue (both modes: it only needs the backend's upstreams);
-- embedded mode only: the cron scheduler and the job runner (Kubernetes mode has
-  CronJobs and Jobs made by the operator instead).
+- embedded mode only: the cron scheduler, the job runner and the RabbitMQ trigger
+  consumers (Kubernetes mode has CronJobs and Jobs made by the operator instead).
 """
 
 from __future__ import annotations
@@ -15,10 +15,17 @@ import asyncpg
 from sless.backends import Backend
 from sless.backends.local import LocalBackend
 from sless.config import Settings
+from sless.events.consuming import RabbitConsumers
 from sless.events.queueing import InvocationQueue
 from sless.events.running import JobRunner
 from sless.events.scheduling import CronScheduler
-from sless.store import InvocationRecorder, JobRepository, QueueRepository, TriggerRepository
+from sless.store import (
+    InvocationRecorder,
+    JobRepository,
+    QueueRepository,
+    SecretRepository,
+    TriggerRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,11 +42,20 @@ class Events:
         self.queue = InvocationQueue(settings.events, backend, recorder, QueueRepository(db))
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None
+        self.consumers: RabbitConsumers | None = None
         if isinstance(backend, LocalBackend):
             self.scheduler = CronScheduler(
                 settings.events, backend, recorder, TriggerRepository(db)
             )
             self.runner = JobRunner(settings.events, backend, recorder, JobRepository(db))
+            self.consumers = RabbitConsumers(
+                settings.events,
+                settings.gateway.shutdown_grace_s,
+                backend,
+                recorder,
+                TriggerRepository(db),
+                SecretRepository(db),
+            )
 
     def start(self) -> None:
         if not self.settings.events.enabled:
@@ -50,9 +66,13 @@ class Events:
             self.scheduler.start()
         if self.runner is not None:
             self.runner.start()
+        if self.consumers is not None:
+            self.consumers.start()
 
     async def stop(self) -> None:
         grace = self.settings.gateway.shutdown_grace_s
+        if self.consumers is not None:
+            await self.consumers.stop()
         if self.scheduler is not None:
             await self.scheduler.stop()
         if self.runner is not None:
@@ -73,6 +93,11 @@ class Events:
         await self.queue.enqueue(
             invocation_id, namespace, function, method=method, path=path, headers=headers, body=body
         )
+
+    def trigger_changed(self) -> None:
+        """A trigger was written here: start, restart or stop its consumer now."""
+        if self.consumers is not None:
+            self.consumers.wake()
 
     def job_changed(self) -> None:
         """A job was written here: look for a run now rather than at the next poll."""

@@ -19,7 +19,7 @@ from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
-from sless.gateway.routers import admin, jobs, management, triggers, upload
+from sless.gateway.routers import admin, jobs, management, secrets, triggers, upload
 
 
 class Gateway:
@@ -56,6 +56,7 @@ def create_app(
     api.include_router(admin.router)
     api.include_router(triggers.router)
     api.include_router(jobs.router)
+    api.include_router(secrets.router)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

@@ -9,6 +9,7 @@ from sless.store.jobs import Decision, JobRecord, JobRepository
 from sless.store.queue import QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
+from sless.store.secrets import SecretInfo, SecretRepository
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
 from sless.store.triggers import TriggerRecord, TriggerRepository
 
@@ -30,6 +31,8 @@ __all__ = [
     "ReportRepository",
     "ReviewRepository",
     "S3BlobStore",
+    "SecretInfo",
+    "SecretRepository",
     "TenantRepository",
     "TenantRow",
     "TokenRepository",

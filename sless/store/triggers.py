@@ -92,6 +92,13 @@ class TriggerRepository:
         )
         return [_record(r, r["last_tick"]) for r in rows]
 
+    async def list_enabled_rabbitmq(self) -> list[TriggerRecord]:
+        rows = await self.pool.fetch(
+            "SELECT t.*, NULL AS last_tick FROM triggers t WHERE t.spec->>'type' = 'rabbitmq'"
+            " AND coalesce((t.spec->>'enabled')::boolean, true)"
+        )
+        return [_record(r) for r in rows]
+
     async def delete(self, namespace: str, name: str) -> None:
         async with self.pool.acquire() as conn, conn.transaction():
             result = await conn.execute(

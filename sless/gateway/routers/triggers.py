@@ -2,21 +2,27 @@
 
 The same API in both modes: the backend keeps the triggers (tables or Trigger resources).
 Everything a caller can get wrong is refused here with a 4xx before anything is stored:
-an invalid spec or schedule, an unknown time zone, a function that does not exist.
+an invalid spec or schedule, an unknown time zone, a function that does not exist, a
+rabbitmq trigger without exactly one of ``queue``/``exchange`` or naming a missing secret.
+RabbitMQ triggers are consumed in embedded mode only (``sless.events.consuming``).
 """
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Response
+from pydantic import ValidationError
 
+from sless.backends.local import LocalBackend
 from sless.errors import Invalid, NotFound
-from sless.events import check_schedule, next_tick
+from sless.events import BrokerUrlRefused, check_broker_scheme, check_schedule, next_tick
 from sless.gateway.deps import NamespaceDep, PlatformDep
 from sless.gateway.platform import Platform
-from sless.models import Trigger, TriggerSpec, check_name
+from sless.models import RabbitMQSource, Trigger, TriggerSpec, check_name
+from sless.store import SecretRepository
 
 router = APIRouter(prefix="/v1")
 
@@ -33,7 +39,34 @@ def trigger_view(trigger: Trigger) -> dict[str, Any]:
     if trigger.spec.type == "cron" and trigger.spec.enabled:
         tick = next_tick(trigger.spec, datetime.now(UTC))
         data["status"]["next_tick"] = tick.isoformat() if tick else None
+    if trigger.spec.type == "rabbitmq":
+        with contextlib.suppress(ValidationError):  # stored specs were checked when written
+            data["spec"].update(RabbitMQSource.of(trigger.spec).model_dump(mode="json"))
     return data
+
+
+async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) -> None:
+    """The fields of a rabbitmq trigger are valid and its secret exists (else 422)."""
+    if not isinstance(platform.backend, LocalBackend):
+        raise Invalid("rabbitmq triggers are available in embedded mode only")
+    try:
+        source = RabbitMQSource.of(spec)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+        raise Invalid(f"rabbitmq trigger: {where + ': ' if where else ''}{message}") from None
+    try:
+        url, _ = await SecretRepository(platform.db).reveal(namespace, source.url_secret)
+    except NotFound:
+        raise Invalid(
+            f"url_secret: secret {source.url_secret!r} not found in namespace {namespace!r}"
+            " (create it with PUT .../secrets/{name} first)"
+        ) from None
+    try:
+        check_broker_scheme(url.get_secret_value())
+    except BrokerUrlRefused as e:
+        raise Invalid(f"url_secret: secret {source.url_secret!r}: {e}") from None
 
 
 async def require_function(platform: Platform, namespace: str, function: str) -> None:
@@ -62,11 +95,12 @@ async def put_trigger(
     allow_seconds = platform.settings.events.allow_seconds_field
     spec = TriggerSpec.model_validate(body, context={"allow_seconds": allow_seconds})
     if spec.type == "rabbitmq":
-        raise Invalid("rabbitmq triggers are not available on this platform yet")
+        await check_rabbitmq(platform, ns, spec)
     if spec.type == "cron":
         check_schedule(spec, now=datetime.now(UTC))
     await require_function(platform, ns, spec.function)
     trigger, created = await platform.backend.put_trigger(ns, name, spec)
+    platform.events.trigger_changed()
     response.status_code = 201 if created else 200
     return trigger_view(trigger)
 
@@ -79,4 +113,5 @@ async def get_trigger(ns: NamespaceDep, name: str, platform: PlatformDep) -> dic
 @router.delete("/namespaces/{ns}/triggers/{name}")
 async def delete_trigger(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
     await platform.backend.delete_trigger(ns, path_name(name))
+    platform.events.trigger_changed()
     return {"deleted": name}

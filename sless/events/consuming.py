@@ -1,0 +1,434 @@
+"""RabbitMQ triggers in embedded mode: one consumer per enabled trigger, in the gateway.
+
+Delivery is at least once. A message is acknowledged only after its fate is settled: the
+function answered 2xx, or the message was republished (with a publisher confirm) to a
+retry or dead-letter queue. Whatever happens in between (the gateway stops, the broker
+restarts, the connection drops) leaves the message unacknowledged, and the broker
+delivers it again; a function idempotent on the message id then sees no duplicate effect.
+
+Retries never hold a prefetch slot. A failed message is republished to
+``<queue>.retry.<ms>``, a queue with ``x-message-ttl = <ms>`` that dead-letters into the
+default exchange with routing key ``<queue>``: after the delay the broker puts the message
+back into ``<queue>``. One queue per delay (``retry_base_s * 2**(attempt-1)``, at most
+``retry_max_s``, from ``EventsSettings``) keeps each queue FIFO, so a long delay never
+holds up a short one (per-message TTLs would). The attempts made so far travel in the
+``x-sless-attempts`` header. After ``max_attempts``, or at once when the function answered
+a 4xx other than 408/429 (it refused the message: a retry cannot help), the message goes to
+``<queue>.dead`` with ``x-sless-status`` saying how the last attempt ended.
+
+With ``exchange`` + ``routing_key`` the consumed queue is ``<namespace>.<trigger>`` (durable,
+bound to the exchange, which must exist); with ``queue`` it is that queue (declared durable
+if missing). Every gateway process consumes every enabled trigger: several consumers on one
+queue are RabbitMQ's competing consumers, each message goes to one of them.
+
+The broker URL is a tenant secret, read when a consumer starts; it is held as a
+``SecretStr`` and never logged: connection errors are logged by type only (aio-pika and
+aiormq mask the password in their own log lines). A manager reconciles the consumers with
+the trigger table every ``scheduler_interval_s`` and at once when a trigger is written
+here: it starts new ones, restarts those whose trigger or secret changed, and stops those
+whose trigger was deleted or disabled (in-flight messages finish within the grace period;
+unfinished ones are redelivered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import re
+import uuid
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import aio_pika
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractIncomingMessage,
+    AbstractQueue,
+    AbstractRobustConnection,
+)
+from pydantic import SecretStr, ValidationError
+
+from sless.backends import Backend
+from sless.config import EventsSettings
+from sless.errors import NotFound
+from sless.events.calling import invoke, record_outcome
+from sless.models import RabbitMQSource, Trigger
+from sless.store import InvocationRecorder, SecretRepository, TriggerRepository
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS_HEADER = "x-sless-attempts"
+STATUS_HEADER = "x-sless-status"
+#: a function answer (besides 5xx) worth another attempt
+_RETRYABLE_4XX = frozenset({408, 429})
+_HEADER_VALUE = re.compile(r"[^\x20-\x7e]")
+_RECONNECT_MAX_S = 30.0
+
+
+class BrokerUrlRefused(Exception):
+    """The broker URL is not one the platform connects to (the message never holds it)."""
+
+
+def check_broker_scheme(url: str) -> tuple[str, int]:
+    """``(host, port)`` of an ``amqp://``/``amqps://`` URL, else ``BrokerUrlRefused``."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise BrokerUrlRefused("the broker URL does not parse") from None
+    if parts.scheme not in ("amqp", "amqps") or not parts.hostname:
+        raise BrokerUrlRefused("the broker URL must be amqp://host... or amqps://host...")
+    return parts.hostname, port or (5671 if parts.scheme == "amqps" else 5672)
+
+
+async def check_broker_url(url: str) -> None:
+    """Refuse what a tenant must not reach from the gateway process: link-local addresses
+    (the cloud metadata service, 169.254.169.254), multicast and unspecified ones.
+    The gateway connects, not a sandbox, so the function's egress allowlist does not
+    apply; the address is checked here (a name resolving differently later is a known
+    limit)."""
+    host, port = check_broker_scheme(url)
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port)
+    except OSError:
+        raise BrokerUrlRefused("the broker host does not resolve") from None
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if address.is_link_local or address.is_multicast or address.is_unspecified:
+            raise BrokerUrlRefused("the broker address is not allowed (link-local or special)")
+
+
+def backoff(settings: EventsSettings, attempt: int) -> float:
+    """Seconds before the retry of a message whose ``attempt``-th call failed."""
+    return float(min(settings.retry_base_s * 2 ** (attempt - 1), settings.retry_max_s))
+
+
+def _attempts(message: AbstractIncomingMessage) -> int:
+    value = (message.headers or {}).get(ATTEMPTS_HEADER)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _content_type(message: AbstractIncomingMessage) -> str:
+    if message.content_type:
+        return _HEADER_VALUE.sub("", message.content_type)[:200]
+    try:
+        json.loads(message.body)
+    except ValueError:
+        return "text/plain; charset=utf-8"
+    return "application/json"
+
+
+class Consumer:
+    """Consumes one trigger's queue until ``stop``; reconnects by itself."""
+
+    def __init__(
+        self,
+        trigger: Trigger,
+        source: RabbitMQSource,
+        url: SecretStr,
+        settings: EventsSettings,
+        backend: Backend,
+        recorder: InvocationRecorder,
+        *,
+        grace: float,
+    ) -> None:
+        self.trigger = trigger
+        #: how long in-flight messages may take when stopping
+        self.grace = grace
+        self.source = source
+        self._url = url
+        self.settings = settings
+        self.backend = backend
+        self.recorder = recorder
+        self.queue_name = source.queue or f"{trigger.namespace}.{trigger.name}"
+        self._channel: AbstractChannel | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._inflight: set[asyncio.Task[Any]] = set()
+        #: set while the consumer is registered with the broker (tests, status)
+        self.consuming = asyncio.Event()
+        self._registered = False
+        #: messages settled (acknowledged after success, retry or dead-letter)
+        self.settled = 0
+
+    def __repr__(self) -> str:  # never the URL
+        return f"<Consumer {self.trigger.namespace}/{self.trigger.name} queue={self.queue_name!r}>"
+
+    @property
+    def _label(self) -> str:
+        return f"{self.trigger.namespace}/{self.trigger.name}"
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"rabbitmq {self._label}")
+
+    async def stop(self, grace: float) -> None:
+        """Stop consuming, let in-flight messages finish within ``grace``, disconnect."""
+        self._stopping.set()
+        task = self._task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace + 5)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        except Exception as e:  # the task failed: nothing left to stop
+            log.debug("consumer %s ended with %s", self._label, type(e).__name__)
+
+    async def _run(self) -> None:
+        delay = 1.0
+        while not self._stopping.is_set():
+            self._registered = False
+            try:
+                await self._consume()
+            except asyncio.CancelledError:
+                raise
+            except BrokerUrlRefused as e:
+                log.warning("trigger %s: %s, retrying in %g s", self._label, e, delay)
+            except Exception as e:  # the broker is away or refused us: try again later
+                log.warning(
+                    "trigger %s: broker connection failed (%s), retrying in %g s",
+                    self._label,
+                    type(e).__name__,
+                    delay,
+                )
+            self.consuming.clear()
+            if self._registered:  # it worked for a while: start the backoff afresh
+                delay = 1.0
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay)
+            delay = min(delay * 2, _RECONNECT_MAX_S)
+
+    async def _consume(self) -> None:
+        await check_broker_url(self._url.get_secret_value())
+        connection: AbstractRobustConnection = await aio_pika.connect_robust(
+            self._url.get_secret_value(),
+            reconnect_interval=1.0,
+            client_properties={"connection_name": f"sless {self._label}"},
+        )
+        try:
+            channel = await connection.channel(publisher_confirms=True)
+            await channel.set_qos(prefetch_count=self.source.prefetch)
+            self._channel = channel
+            queue = await self._declare(channel)
+            tag = await queue.consume(self._on_message)
+            self.consuming.set()
+            self._registered = True
+            log.info("trigger %s: consuming %r", self._label, self.queue_name)
+            await self._stopping.wait()
+            with contextlib.suppress(Exception):  # the broker may be away: closing cancels
+                await queue.cancel(tag)
+            await self._drain()
+        finally:
+            self.consuming.clear()
+            with contextlib.suppress(Exception):
+                await connection.close()
+
+    async def _drain(self) -> None:
+        if self._inflight:
+            await asyncio.wait(set(self._inflight), timeout=max(self.grace, 0.1))
+        for task in set(self._inflight):  # unacknowledged: the broker delivers them again
+            task.cancel()
+
+    async def _declare(self, channel: AbstractChannel) -> AbstractQueue:
+        queue = await channel.declare_queue(self.queue_name, durable=True)
+        if self.source.exchange is not None:
+            exchange = await channel.get_exchange(self.source.exchange, ensure=True)
+            await queue.bind(exchange, routing_key=self.source.routing_key or "")
+        await channel.declare_queue(f"{self.queue_name}.dead", durable=True)
+        for ms in sorted(self._retry_delays_ms()):
+            await channel.declare_queue(
+                self._retry_queue(ms),
+                durable=True,
+                arguments={
+                    "x-message-ttl": ms,
+                    "x-dead-letter-exchange": "",
+                    "x-dead-letter-routing-key": self.queue_name,
+                },
+            )
+        return queue
+
+    def _retry_delays_ms(self) -> set[int]:
+        return {self._delay_ms(attempt) for attempt in range(1, max(self.source.max_attempts, 1))}
+
+    def _delay_ms(self, attempt: int) -> int:
+        return max(1, round(backoff(self.settings, attempt) * 1000))
+
+    def _retry_queue(self, ms: int) -> str:
+        return f"{self.queue_name}.retry.{ms}"
+
+    async def _on_message(self, message: AbstractIncomingMessage) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            await self._handle(message)
+        finally:
+            if task is not None:
+                self._inflight.discard(task)
+
+    async def _handle(self, message: AbstractIncomingMessage) -> None:
+        trigger, spec = self.trigger, self.trigger.spec
+        attempt = _attempts(message) + 1
+        headers = [
+            ("content-type", _content_type(message)),
+            ("sless-trigger", trigger.name),
+            ("sless-attempt", str(attempt)),
+        ]
+        if message.message_id:
+            headers.append(("sless-message-id", _HEADER_VALUE.sub("", message.message_id)[:200]))
+        invocation_id = uuid.uuid4()
+        outcome = await invoke(
+            self.backend,
+            trigger.namespace,
+            spec.function,
+            invocation_id=invocation_id,
+            headers=headers,
+            body=message.body,
+        )
+        record_outcome(
+            self.recorder,
+            trigger.namespace,
+            spec.function,
+            invocation_id,
+            outcome,
+            trigger=trigger.name,
+        )
+        try:
+            if 200 <= outcome.status < 300:
+                await message.ack()
+            else:
+                retryable = outcome.status >= 500 or outcome.status in _RETRYABLE_4XX
+                if retryable and attempt < self.source.max_attempts:
+                    target = self._retry_queue(self._delay_ms(attempt))
+                else:
+                    target = f"{self.queue_name}.dead"
+                    log.warning(
+                        "trigger %s: message dead-lettered after %d attempt(s), last status %d",
+                        self._label,
+                        attempt,
+                        outcome.status,
+                    )
+                await self._republish(message, target, attempt, outcome.status)
+                await message.ack()
+            self.settled += 1
+        except Exception as e:  # the channel is gone: unacknowledged, it comes back
+            log.info(
+                "trigger %s: could not settle a message (%s); the broker will redeliver it",
+                self._label,
+                type(e).__name__,
+            )
+
+    async def _republish(
+        self, message: AbstractIncomingMessage, target: str, attempts: int, status: int
+    ) -> None:
+        if self._channel is None:
+            raise RuntimeError("no channel")
+        headers = dict(message.headers or {})
+        headers[ATTEMPTS_HEADER] = attempts
+        headers[STATUS_HEADER] = status
+        copy = aio_pika.Message(
+            message.body,
+            headers=headers,
+            content_type=message.content_type,
+            content_encoding=message.content_encoding,
+            message_id=message.message_id,
+            correlation_id=message.correlation_id,
+            timestamp=message.timestamp,
+            type=message.type,
+            app_id=message.app_id,
+            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        )
+        await self._channel.default_exchange.publish(copy, routing_key=target, mandatory=True)
+
+
+class RabbitConsumers:
+    """Keeps one ``Consumer`` per enabled rabbitmq trigger, reconciled with the table."""
+
+    def __init__(
+        self,
+        settings: EventsSettings,
+        grace: float,
+        backend: Backend,
+        recorder: InvocationRecorder,
+        triggers: TriggerRepository,
+        secrets: SecretRepository,
+    ) -> None:
+        self.settings = settings
+        self.grace = grace
+        self.backend = backend
+        self.recorder = recorder
+        self.triggers = triggers
+        self.secrets = secrets
+        #: (namespace, trigger) -> (consumer, what it was started from)
+        self.running: dict[tuple[str, str], tuple[Consumer, tuple[datetime, datetime]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._warned: set[tuple[str, str, datetime]] = set()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="rabbitmq-consumers")
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def consumer(self, namespace: str, name: str) -> Consumer | None:
+        found = self.running.get((namespace, name))
+        return found[0] if found else None
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        running = [consumer for consumer, _ in self.running.values()]
+        self.running.clear()
+        await asyncio.gather(*(c.stop(self.grace) for c in running))
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.reconcile()
+            except Exception as e:  # the database may be restarting: try again next pass
+                log.warning("rabbitmq consumers pass failed: %s", type(e).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.scheduler_interval_s)
+            self._wake.clear()
+
+    async def reconcile(self) -> None:
+        wanted: dict[tuple[str, str], tuple[Trigger, RabbitMQSource, SecretStr, Any]] = {}
+        for record in await self.triggers.list_enabled_rabbitmq():
+            trigger = record.trigger
+            key = (trigger.namespace, trigger.name)
+            try:
+                source = RabbitMQSource.of(trigger.spec)
+                url, written = await self.secrets.reveal(trigger.namespace, source.url_secret)
+            except (ValidationError, NotFound) as e:
+                if (*key, record.updated_at) not in self._warned:
+                    self._warned.add((*key, record.updated_at))
+                    what = "its secret is missing" if isinstance(e, NotFound) else "invalid spec"
+                    log.warning("trigger %s/%s is not consumed: %s", *key, what)
+                continue
+            wanted[key] = (trigger, source, url, (record.updated_at, written))
+        stopping = []
+        for key, (consumer, started_from) in list(self.running.items()):
+            if key not in wanted or wanted[key][3] != started_from:
+                del self.running[key]
+                stopping.append(consumer.stop(self.grace))
+        await asyncio.gather(*stopping)
+        for key, (trigger, source, url, started_from) in wanted.items():
+            if key in self.running:
+                continue
+            consumer = Consumer(
+                trigger, source, url, self.settings, self.backend, self.recorder, grace=self.grace
+            )
+            consumer.start()
+            self.running[key] = (consumer, started_from)
