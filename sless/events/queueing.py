@@ -12,7 +12,6 @@ record is written once, when the call ends, under the id the 202 answer gave.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from sless.backends import Backend
 from sless.config import EventsSettings
 from sless.events.calling import invoke, record_outcome
+from sless.events.polling import PollingWorker
 from sless.store import InvocationRecorder, QueuedCall, QueueRepository
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,10 @@ log = logging.getLogger(__name__)
 ASYNC_TRIGGER = "async"
 
 
-class InvocationQueue:
+class InvocationQueue(PollingWorker):
+    # a call cut at stop stays 'running' until its lease ends, then runs again
+    name = "invocation-queue"
+
     def __init__(
         self,
         settings: EventsSettings,
@@ -35,13 +38,11 @@ class InvocationQueue:
         recorder: InvocationRecorder,
         queue: QueueRepository,
     ) -> None:
+        super().__init__(settings.poll_interval_s)
         self.settings = settings
         self.backend = backend
         self.recorder = recorder
         self.queue = queue
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(settings.queue_concurrency)
 
     async def enqueue(
@@ -66,35 +67,6 @@ class InvocationQueue:
             max_attempts=self.settings.max_attempts,
         )
         self._wake.set()
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="invocation-queue")
-
-    async def stop(self, grace_s: float) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        if self._running:
-            # a call cut here stays 'running' until its lease ends, then runs again
-            _, pending = await asyncio.wait(self._running, timeout=grace_s)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-    async def _loop(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval_s)
-            self._wake.clear()
-            try:
-                await self.run_once()
-            except Exception as e:  # the database may be restarting: try again
-                log.warning("invocation queue pass failed: %s", type(e).__name__)
 
     async def run_once(self) -> int:
         """Take as many due calls as there are free slots and start them."""

@@ -10,7 +10,6 @@ A run whose gateway stopped mid-run is marked Failed after its deadline (never r
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 
@@ -18,6 +17,7 @@ from sless.backends.local import LocalBackend
 from sless.config import EventsSettings
 from sless.errors import NotFound, NotReady
 from sless.events.calling import invoke, json_request, record_outcome
+from sless.events.polling import PollingWorker
 from sless.store import Decision, InvocationRecorder, JobRecord, JobRepository
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,9 @@ def job_trigger(name: str) -> str:
     return f"job:{name}"
 
 
-class JobRunner:
+class JobRunner(PollingWorker):
+    name = "job-runner"
+
     def __init__(
         self,
         settings: EventsSettings,
@@ -40,45 +42,11 @@ class JobRunner:
         recorder: InvocationRecorder,
         jobs: JobRepository,
     ) -> None:
+        super().__init__(settings.poll_interval_s)
         self.settings = settings
         self.backend = backend
         self.recorder = recorder
         self.jobs = jobs
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._running: set[asyncio.Task[None]] = set()
-
-    def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="job-runner")
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    async def stop(self, grace_s: float) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        if self._running:
-            # runs in progress finish (their state is written) or are cut at the grace
-            _, pending = await asyncio.wait(self._running, timeout=grace_s)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-
-    async def _loop(self) -> None:
-        while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.poll_interval_s)
-            self._wake.clear()
-            try:
-                await self.run_once()
-            except Exception as e:  # the database may be restarting: try again
-                log.warning("job runner pass failed: %s", type(e).__name__)
 
     async def run_once(self) -> int:
         await self.jobs.fail_interrupted()
