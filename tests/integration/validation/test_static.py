@@ -22,7 +22,14 @@ import pytest
 
 from sless.config import ValidationSettings
 from sless.validation.report import Verdict
-from sless.validation.static import RULES_DIR, resolve_semgrep, run_static
+from sless.validation.static import (
+    RULES_DIR,
+    SemgrepProgram,
+    _semgrep_command,
+    resolve_semgrep,
+    run_static,
+    semgrep_program,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -253,3 +260,40 @@ async def test_compiled_and_native_files_are_held_for_review(tmp_path: Path) -> 
     opaque = sorted(f.file or "" for f in result.findings if f.rule == "opaque-binary")
     assert opaque == ["helper.pyc", "lib.so"]
     assert result.verdict is Verdict.REVIEW
+
+
+def test_semgrep_core_runs_directly_as_osemgrep(tmp_path: Path) -> None:
+    """The wrapper's semgrep-core, started as osemgrep, finds what the wrapper finds."""
+    program = semgrep_program(ValidationSettings())
+    assert program is not None
+    assert program.argv0 == "osemgrep"
+    assert Path(program.executable).name == "semgrep-core"
+    (tmp_path / "handler.py").write_text(
+        "import base64\n\n\ndef handle(event):\n    exec(base64.b64decode(event['body']))\n"
+    )
+    command = [*_semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
+    direct = subprocess.run(
+        ["osemgrep", *command[1:], "./handler.py"],
+        executable=program.executable,
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    wrapped = subprocess.run(
+        [_semgrep(), *command[1:], "./handler.py"], cwd=tmp_path, capture_output=True, check=True
+    )
+
+    def found(out: bytes) -> list[tuple[str, int]]:
+        results = json.loads(out)["results"]
+        return sorted((r["check_id"], r["start"]["line"]) for r in results)
+
+    assert found(direct.stdout)
+    assert found(direct.stdout) == found(wrapped.stdout)
+
+
+def test_a_wrapper_without_a_packaged_core_is_run_itself(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-semgrep"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    program = semgrep_program(ValidationSettings(semgrep_bin=str(fake)))
+    assert program == SemgrepProgram(argv0=str(fake), executable=str(fake))
