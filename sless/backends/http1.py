@@ -1,0 +1,293 @@
+"""A small HTTP/1.1 client for the invocation path: keep-alive connections to one upstream.
+
+Every invocation is one request to a worker (a Unix socket in embedded mode) or a pod
+(``host:port`` in Kubernetes mode) that speaks the platform's own runtime server. A
+general client (aiohttp) spends most of the gateway's CPU on features this path never
+uses: cookies, redirects, proxies, compression, URL objects, multidict headers. This one
+writes the request in one ``write`` and parses the answer with ``httptools`` (llhttp, the
+parser uvicorn uses) in an ``asyncio.Protocol``.
+
+What it guarantees:
+
+- The request line and headers cannot be split by the caller: a target or header with a
+  CR, LF or NUL is refused, and the target is percent-encoded apart from the characters
+  RFC 3986 allows in a path and a query.
+- A response larger than ``max_response_bytes`` fails the call and closes the connection.
+- A connection is reused only after a complete response that allows keep-alive, and is
+  dropped after ``idle_s`` unused (the runtimes keep idle connections far longer, so the
+  client always closes first and never writes to a connection the server is closing).
+- A cancelled or failed call closes its connection: a half-read answer never reaches the
+  next caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import httptools
+
+__all__ = ["Http1Client", "RawResponse", "ResponseTooLarge", "UpstreamBroken"]
+
+#: what may stay as is in a request target (RFC 3986 pchar, "/", "?", and "%" of escapes)
+_TARGET_SAFE = "/?:@!$&'()*+,;=-._~%"
+_FORBIDDEN = ("\r", "\n", "\0")
+
+
+class UpstreamBroken(Exception):
+    """The connection failed or the answer was not HTTP: the call did not complete."""
+
+
+class ResponseTooLarge(UpstreamBroken):
+    pass
+
+
+@dataclass(slots=True)
+class RawResponse:
+    status: int
+    #: header names lower-cased, in the order received
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+def encode_request(
+    method: str, target: str, host: str, headers: list[tuple[str, str]], body: bytes
+) -> bytes:
+    """The request head and body as bytes; refuses anything that could split the head."""
+    if not method.isalpha() or not method.isupper():
+        raise ValueError("invalid method")
+    if not target.startswith("/"):
+        raise ValueError("the target must start with /")
+    target = quote(target, safe=_TARGET_SAFE)
+    lines = [f"{method} {target} HTTP/1.1", f"host: {host}"]
+    for name, value in headers:
+        if any(c in name or c in value for c in _FORBIDDEN) or ":" in name or not name:
+            raise ValueError(f"invalid header {name[:40]!r}")
+        lines.append(f"{name}: {value}")
+    lines.append(f"content-length: {len(body)}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + body if body else head
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection; one exchange at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.keep_alive = False
+        self.last_used = time.monotonic()
+        self._waiter: asyncio.Future[RawResponse] | None = None
+        self._parser: httptools.HttpResponseParser | None = None
+        self._head_only = False
+        self._limit = 0
+        self._size = 0
+        self._status = 0
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._body: list[bytes] = []
+        self._headers_done = False
+        self._framed = False  # content-length or chunked: the body has a known end
+
+    # -- asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._parser is None or self._waiter is None or self._waiter.done():
+            # nothing was asked: a server that talks out of turn is not reused
+            self.close()
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(UpstreamBroken("the upstream switched protocols"))
+        except httptools.HttpParserError as e:
+            self._fail(UpstreamBroken(f"malformed response: {type(e).__name__}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        if self._headers_done and not self._framed:
+            # a body delimited by the end of the connection (RFC 9112 6.3, last rule)
+            self.keep_alive = False
+            waiter.set_result(self._response())
+        else:
+            waiter.set_exception(UpstreamBroken("the upstream closed the connection"))
+
+    # -- httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value):
+            self._framed = True
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        assert self._parser is not None
+        self._status = self._parser.get_status_code()
+        if 100 <= self._status < 200:
+            return
+        self._headers_done = True
+        if self._head_only:
+            # a HEAD answer has no body whatever its content-length says; llhttp cannot
+            # be told, so complete here and never reuse the connection
+            self.keep_alive = False
+            self._complete()
+
+    def on_body(self, body: bytes) -> None:
+        self._size += len(body)
+        if self._size > self._limit:
+            self._fail(ResponseTooLarge("the function's response is too large"))
+            return
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        assert self._parser is not None
+        if 100 <= self._status < 200:  # an interim answer: the real one follows
+            self._headers.clear()
+            return
+        self.keep_alive = self._parser.should_keep_alive()
+        self._complete()
+
+    # -- exchange
+    def _response(self) -> RawResponse:
+        return RawResponse(self._status, self._headers, b"".join(self._body))
+
+    def _complete(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(self._response())
+
+    def _fail(self, error: Exception) -> None:
+        self.close()
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(error)
+
+    async def exchange(self, request: bytes, *, head_only: bool, limit: int) -> RawResponse:
+        if self.transport is None or self.closed or self.transport.is_closing():
+            raise UpstreamBroken("the connection is closed")
+        self._parser = httptools.HttpResponseParser(self)
+        self._waiter = asyncio.get_running_loop().create_future()
+        self._head_only = head_only
+        self._limit = limit
+        self._size = 0
+        self._status = 0
+        self._headers = []
+        self._body = []
+        self._headers_done = False
+        self._framed = False
+        self.keep_alive = False
+        self.transport.write(request)
+        try:
+            return await self._waiter
+        finally:
+            self._waiter = None
+            self._parser = None
+            self.last_used = time.monotonic()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+Connect = Callable[[Callable[[], _Connection]], Awaitable[tuple[asyncio.BaseTransport, object]]]
+
+
+class Http1Client:
+    """Keep-alive HTTP/1.1 to one upstream; safe for concurrent calls (one per connection).
+
+    ``connect`` opens a transport with the given protocol factory, e.g.
+    ``Http1Client.unix(path)`` or ``Http1Client.tcp(host, port)``.
+    """
+
+    def __init__(
+        self, connect: Connect, *, host: str, max_idle: int = 64, idle_s: float = 15.0
+    ) -> None:
+        self._connect = connect
+        self.host = host
+        self.max_idle = max_idle
+        self.idle_s = idle_s
+        self._idle: list[_Connection] = []
+        self._open: set[_Connection] = set()
+        self._closed = False
+
+    @classmethod
+    def unix(cls, path: str, **kwargs: object) -> Http1Client:
+        async def connect(
+            factory: Callable[[], _Connection],
+        ) -> tuple[asyncio.BaseTransport, object]:
+            return await asyncio.get_running_loop().create_unix_connection(factory, path)
+
+        return cls(connect, host="worker", **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def tcp(cls, host: str, port: int, **kwargs: object) -> Http1Client:
+        async def connect(
+            factory: Callable[[], _Connection],
+        ) -> tuple[asyncio.BaseTransport, object]:
+            return await asyncio.get_running_loop().create_connection(factory, host, port)
+
+        authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return cls(connect, host=authority, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def open_connections(self) -> int:
+        return len(self._open)
+
+    async def _connection(self) -> _Connection:
+        now = time.monotonic()
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.closed and now - connection.last_used < self.idle_s:
+                return connection
+            self._drop(connection)
+        try:
+            _, protocol = await self._connect(_Connection)
+        except OSError as e:
+            raise UpstreamBroken(f"cannot connect: {e.strerror or type(e).__name__}") from None
+        assert isinstance(protocol, _Connection)
+        self._open.add(protocol)
+        return protocol
+
+    def _drop(self, connection: _Connection) -> None:
+        connection.close()
+        self._open.discard(connection)
+
+    async def request(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        *,
+        max_response_bytes: int,
+    ) -> RawResponse:
+        """One exchange; raises ``UpstreamBroken`` (or ``ValueError`` for a bad request)."""
+        if self._closed:
+            raise UpstreamBroken("the client is closed")
+        request = encode_request(method, target, self.host, headers, body)
+        connection = await self._connection()
+        try:
+            response = await connection.exchange(
+                request, head_only=method == "HEAD", limit=max_response_bytes
+            )
+        except BaseException:
+            self._drop(connection)
+            raise
+        reusable = connection.keep_alive and not connection.closed and not self._closed
+        if reusable and len(self._idle) < self.max_idle:
+            self._idle.append(connection)
+            return response
+        self._drop(connection)
+        return response
+
+    async def close(self) -> None:
+        self._closed = True
+        for connection in list(self._open):
+            self._drop(connection)
+        self._idle.clear()
