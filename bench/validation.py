@@ -117,13 +117,11 @@ def _twenty_file_upload(root: Path) -> Path:
     return up
 
 
-def _time_command(
-    command: list[str], cwd: Path, runs: int, executable: str | None = None
-) -> list[float]:
+def _time_command(command: list[str], cwd: Path, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run(command, executable=executable, cwd=cwd, capture_output=True, check=False)
+        subprocess.run(command, cwd=cwd, capture_output=True, check=False)
         times.append(time.perf_counter() - started)
     return times
 
@@ -165,20 +163,18 @@ async def main() -> None:
             "rules:\n  - id: t\n    languages: [python]\n    severity: INFO\n"
             "    message: t\n    pattern: zzz_never_matches()\n"
         )
-        bare = [program.argv0, "scan", "--experimental", "--config", str(trivial), "--json"]
+        bare = [program, "scan", "--experimental", "--config", str(trivial), "--json"]
         bare += ["--quiet", "--metrics=off", "--disable-version-check", "--no-git-ignore"]
         bare += ["--jobs=1", "--", *targets]
-        start_only = await asyncio.to_thread(_time_command, bare, upload, 7, program.executable)
+        start_only = await asyncio.to_thread(_time_command, bare, upload, 7)
         base = _semgrep_command(binary, settings, targets)
         legacy = [part for part in base if part != "--experimental"]
         legacy_times = await asyncio.to_thread(_time_command, [*legacy, "--", *targets], upload, 3)
         wrapped_times = await asyncio.to_thread(
             _time_command, [*base, "--jobs=1", "--", *targets], upload, 7
         )
-        direct = [program.argv0, *base[1:], "--jobs=1", "--", *targets]
-        osemgrep_times = await asyncio.to_thread(
-            _time_command, direct, upload, 7, program.executable
-        )
+        direct = [program, *base[1:], "--jobs=1", "--", *targets]
+        osemgrep_times = await asyncio.to_thread(_time_command, direct, upload, 7)
         s50 = statistics.median(start_only)
         l50 = statistics.median(legacy_times)
         w50 = statistics.median(wrapped_times)

@@ -25,13 +25,14 @@ Design and security reasoning:
   the Python wrapper, and every rule here passes its tests under it (bench/validation.py).
 - ``semgrep`` is a Python script that only execs ``semgrep-core`` under the name
   ``osemgrep``; starting Python for that costs ~0.1 s per upload, a quarter of the budget.
-  When the wrapper's environment holds ``semgrep-core``, it is run directly with
-  ``argv[0] = osemgrep``, which is exactly what the wrapper would exec.
+  When the wrapper's environment holds ``semgrep-core``, it is run directly under the
+  name ``osemgrep`` (a private symlink), which is exactly what the wrapper would exec.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
 import functools
@@ -41,6 +42,7 @@ import re
 import shutil
 import signal
 import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +53,6 @@ from sless.validation.report import Finding, StageResult, Verdict
 
 __all__ = [
     "RULES_DIR",
-    "SemgrepProgram",
     "resolve_semgrep",
     "run_static",
     "scan_text",
@@ -124,23 +125,33 @@ def resolve_semgrep(settings: ValidationSettings) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class SemgrepProgram:
-    """How to start semgrep: ``argv0`` is what it is told its name is, ``executable`` runs."""
-
-    argv0: str
-    executable: str
-
-
-def semgrep_program(settings: ValidationSettings) -> SemgrepProgram | None:
-    """semgrep-core as ``osemgrep`` when the wrapper's environment has it, else the wrapper."""
+def semgrep_program(settings: ValidationSettings) -> str | None:
+    """What to execute: semgrep-core named ``osemgrep`` when the wrapper's env has it."""
     wrapper = resolve_semgrep(settings)
     if wrapper is None:
         return None
     core = _semgrep_core_beside(wrapper)
-    if core is not None:
-        return SemgrepProgram(argv0="osemgrep", executable=core)
-    return SemgrepProgram(argv0=wrapper, executable=wrapper)
+    if core is None:
+        return wrapper
+    return _osemgrep_link(core) or wrapper
+
+
+@functools.lru_cache(maxsize=8)
+def _osemgrep_link(core: str) -> str | None:
+    """A symlink called ``osemgrep`` to ``core``, in a private directory of this process.
+
+    semgrep-core picks its behaviour from the name it was started as. A symlink gives it
+    that name whatever the event loop's subprocess support does with ``argv[0]`` (uvloop
+    replaces it with the executable's path).
+    """
+    try:
+        directory = tempfile.mkdtemp(prefix="sless-semgrep-")
+        link = os.path.join(directory, "osemgrep")
+        os.symlink(core, link)
+    except OSError:
+        return None
+    atexit.register(shutil.rmtree, directory, True)
+    return link
 
 
 @functools.lru_cache(maxsize=8)
@@ -253,12 +264,12 @@ def _rule_dirs(files: list[str] | None) -> list[Path]:
 
 
 def _semgrep_command(
-    argv0: str, settings: ValidationSettings, files: list[str] | None = None
+    program: str, settings: ValidationSettings, files: list[str] | None = None
 ) -> list[str]:
     per_file_timeout = max(1, int(settings.semgrep_timeout_s / 4))
     configs = [arg for d in _rule_dirs(files) for arg in ("--config", str(d))]
     return [
-        argv0,
+        program,
         "scan",
         "--experimental",
         *configs,
@@ -302,16 +313,14 @@ async def _run_semgrep(
             raise _StaticError(f"semgrep timed out after {settings.semgrep_timeout_s:g}s")
         # one worker for a typical upload: forking workers costs more than it saves
         jobs = ["--jobs=1"] if len(batch) <= _SINGLE_JOB_FILES else []
-        command = [*_semgrep_command(program.argv0, settings, files), *jobs, "--", *batch]
-        out = await _run_bounded(
-            command, program.executable, directory, remaining, settings.semgrep_timeout_s
-        )
+        command = [*_semgrep_command(program, settings, files), *jobs, "--", *batch]
+        out = await _run_bounded(command, directory, remaining, settings.semgrep_timeout_s)
         findings.extend(_parse_semgrep(out, directory))
     return findings
 
 
 async def _run_bounded(
-    command: list[str], executable: str, cwd: Path, budget_s: float, configured_timeout: float
+    command: list[str], cwd: Path, budget_s: float, configured_timeout: float
 ) -> bytes:
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -325,7 +334,6 @@ async def _run_bounded(
     try:
         proc = await asyncio.create_subprocess_exec(
             *command,
-            executable=executable,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,

@@ -19,12 +19,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import uvloop
 
 from sless.config import ValidationSettings
 from sless.validation.report import Verdict
 from sless.validation.static import (
     RULES_DIR,
-    SemgrepProgram,
     _semgrep_command,
     resolve_semgrep,
     run_static,
@@ -266,18 +266,14 @@ def test_semgrep_core_runs_directly_as_osemgrep(tmp_path: Path) -> None:
     """The wrapper's semgrep-core, started as osemgrep, finds what the wrapper finds."""
     program = semgrep_program(ValidationSettings())
     assert program is not None
-    assert program.argv0 == "osemgrep"
-    assert Path(program.executable).name == "semgrep-core"
+    assert Path(program).name == "osemgrep"
+    assert Path(program).resolve().name == "semgrep-core"
     (tmp_path / "handler.py").write_text(
         "import base64\n\n\ndef handle(event):\n    exec(base64.b64decode(event['body']))\n"
     )
     command = [*_semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
     direct = subprocess.run(
-        ["osemgrep", *command[1:], "./handler.py"],
-        executable=program.executable,
-        cwd=tmp_path,
-        capture_output=True,
-        check=True,
+        [program, *command[1:], "./handler.py"], cwd=tmp_path, capture_output=True, check=True
     )
     wrapped = subprocess.run(
         [_semgrep(), *command[1:], "./handler.py"], cwd=tmp_path, capture_output=True, check=True
@@ -291,9 +287,18 @@ def test_semgrep_core_runs_directly_as_osemgrep(tmp_path: Path) -> None:
     assert found(direct.stdout) == found(wrapped.stdout)
 
 
+def test_static_stage_finds_under_uvloop(tmp_path: Path) -> None:
+    """The gateway's event loop (uvloop) starts semgrep as osemgrep too."""
+    (tmp_path / "handler.py").write_text(
+        "import base64\n\n\ndef handle(event):\n    exec(base64.b64decode(event['body']))\n"
+    )
+    result = uvloop.run(run_static(tmp_path, "python", ValidationSettings()))
+    assert result.status == "ok", result.detail
+    assert result.verdict is Verdict.REJECT
+
+
 def test_a_wrapper_without_a_packaged_core_is_run_itself(tmp_path: Path) -> None:
     fake = tmp_path / "fake-semgrep"
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    program = semgrep_program(ValidationSettings(semgrep_bin=str(fake)))
-    assert program == SemgrepProgram(argv0=str(fake), executable=str(fake))
+    assert semgrep_program(ValidationSettings(semgrep_bin=str(fake))) == str(fake)
