@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import codecs
 import contextlib
 import functools
@@ -529,7 +530,76 @@ def scan_text(rel: str, data: bytes) -> list[Finding]:
         findings.extend(_check_python_encoding(rel, data))
     text = data.decode("utf-8", "replace")
     findings.extend(_check_unicode(rel, text))
+    findings.extend(_check_encoded_literals(rel, text))
     return findings
+
+
+# A quoted literal long enough to hide a URL or a path: hex (pairs of digits) or base64.
+_HEX_LITERAL_RE = re.compile(r"""["'`]((?:[0-9a-fA-F]{2}){8,})["'`]""")
+_B64_LITERAL_RE = re.compile(r"""["'`]([A-Za-z0-9+/_-]{16,}={0,2})["'`]""")
+_MAX_LITERALS = 500
+_MAX_LITERAL_CHARS = 256 * 1024
+#: what no function hides in an encoded string: mining pools, the cloud metadata service,
+#: shells wired to sockets, the places credentials live
+_ENCODED_INDICATORS = (
+    "stratum+tcp://",
+    "stratum+ssl://",
+    "stratum+tls://",
+    "xmrig",
+    "169.254.169.254",
+    "metadata.google.internal",
+    "/dev/tcp/",
+    "/bin/sh -i",
+    "/bin/bash -i",
+    "/var/run/secrets/kubernetes.io",
+    "/proc/self/environ",
+    ".aws/credentials",
+    ".ssh/id_",
+)
+
+
+def _decoded(literal: str, *, hex_digits: bool) -> str | None:
+    try:
+        if hex_digits:
+            raw = bytes.fromhex(literal)
+        else:
+            padded = literal + "=" * (-len(literal) % 4)
+            raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except ValueError:
+        return None
+    return raw.decode("latin-1").lower()
+
+
+def _check_encoded_literals(rel: str, text: str) -> list[Finding]:
+    """String literals that decode (hex or base64) to a known indicator: what a rule on
+    the plain text cannot see, however the decoding call itself is disguised."""
+    found = 0
+    for regex, hex_digits in ((_HEX_LITERAL_RE, True), (_B64_LITERAL_RE, False)):
+        for match in regex.finditer(text):
+            found += 1
+            if found > _MAX_LITERALS:
+                return []
+            literal = match.group(1)
+            if len(literal) > _MAX_LITERAL_CHARS:
+                continue
+            decoded = _decoded(literal, hex_digits=hex_digits)
+            if decoded is None:
+                continue
+            hit = next((i for i in _ENCODED_INDICATORS if i in decoded), None)
+            if hit is not None:
+                kind = "hex" if hex_digits else "base64"
+                return [
+                    _finding(
+                        "encoded-indicator",
+                        f"a {kind} string literal decodes to text containing {hit!r}: "
+                        "a mining pool, metadata address, shell or credential path kept "
+                        "out of sight",
+                        rel,
+                        _line_of(text, match.start()),
+                        Verdict.REJECT,
+                    )
+                ]
+    return []
 
 
 def _check_python_encoding(rel: str, data: bytes) -> list[Finding]:

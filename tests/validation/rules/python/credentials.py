@@ -57,3 +57,17 @@ def benign(event):
     # ok: py-secret-path
     config = json.load(open("config/credentials.example.txt"))
     return r.json(), region, env, config
+
+
+class ShipWithContext:
+    def filter(self, record):
+        # ruleid: py-env-dump
+        record.env = dict(os.environ)
+        return True
+
+
+def build_child_env():
+    # ok: py-env-dump
+    env = dict(os.environ)
+    env["LC_ALL"] = "C"
+    return env

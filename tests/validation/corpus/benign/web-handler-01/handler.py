@@ -1,31 +1,39 @@
+"""Receives GitHub webhooks for the deploy bot and acknowledges push / PR events."""
+import hashlib
+import hmac
 import json
-from http import HTTPStatus
+import logging
+import os
 
-_STORE: dict[str, dict] = {}
+log = logging.getLogger(__name__)
+SECRET = os.environ["GITHUB_WEBHOOK_SECRET"].encode()
+WATCHED_BRANCHES = {"main", "release"}
 
 
-def _response(status, body):
-    return {"statusCode": int(status), "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+def _verify(body: bytes, signature: str | None) -> bool:
+    if not signature or not signature.startswith("sha256="):
+        return False
+    expected = hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature.removeprefix("sha256="))
 
 
 def handle(event, context=None):
-    method = event.get("httpMethod", "GET")
-    invoice_id = (event.get("pathParameters") or {}).get("id")
-    if method == "GET" and invoice_id:
-        item = _STORE.get(invoice_id)
-        if item is None:
-            return _response(HTTPStatus.NOT_FOUND, {"error": "invoice not found"})
-        return _response(HTTPStatus.OK, item)
-    if method == "GET":
-        return _response(HTTPStatus.OK, {"invoices": list(_STORE.values())})
-    if method == "POST":
-        try:
-            payload = json.loads(event.get("body") or "{}")
-        except json.JSONDecodeError:
-            return _response(HTTPStatus.BAD_REQUEST, {"error": "invalid JSON"})
-        if "amount" not in payload:
-            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": "amount is required"})
-        new_id = str(len(_STORE) + 1)
-        _STORE[new_id] = {"id": new_id, **payload}
-        return _response(HTTPStatus.CREATED, _STORE[new_id])
-    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} not allowed"})
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    body = (event.get("body") or "").encode()
+    if not _verify(body, headers.get("x-hub-signature-256")):
+        return {"statusCode": 401, "body": "bad signature"}
+
+    kind = headers.get("x-github-event", "")
+    payload = json.loads(body)
+    if kind == "ping":
+        return {"statusCode": 200, "body": "pong"}
+    if kind == "push":
+        branch = payload["ref"].rsplit("/", 1)[-1]
+        if branch not in WATCHED_BRANCHES:
+            return {"statusCode": 204}
+        log.info("push to %s by %s (%d commits)", branch, payload["pusher"]["name"], len(payload["commits"]))
+        return {"statusCode": 202, "body": json.dumps({"queued": payload["after"]})}
+    if kind == "pull_request" and payload.get("action") in ("opened", "synchronize"):
+        pr = payload["pull_request"]
+        return {"statusCode": 202, "body": json.dumps({"preview_for": pr["number"], "head": pr["head"]["sha"]})}
+    return {"statusCode": 204}

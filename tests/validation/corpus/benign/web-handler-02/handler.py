@@ -1,31 +1,47 @@
+import base64
 import json
-from http import HTTPStatus
+import os
 
-_STORE: dict[str, dict] = {}
+from sqlalchemy import create_engine, text
+
+engine = create_engine(os.environ["DATABASE_URL"], pool_pre_ping=True, pool_size=2)
+PAGE_MAX = 100
 
 
-def _response(status, body):
-    return {"statusCode": int(status), "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+def _encode_cursor(created_at, row_id):
+    raw = json.dumps([created_at.isoformat(), row_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor):
+    padded = cursor + "=" * (-len(cursor) % 4)
+    created_at, row_id = json.loads(base64.urlsafe_b64decode(padded))
+    return created_at, row_id
 
 
 def handle(event, context=None):
-    method = event.get("httpMethod", "GET")
-    order_id = (event.get("pathParameters") or {}).get("id")
-    if method == "GET" and order_id:
-        item = _STORE.get(order_id)
-        if item is None:
-            return _response(HTTPStatus.NOT_FOUND, {"error": "order not found"})
-        return _response(HTTPStatus.OK, item)
-    if method == "GET":
-        return _response(HTTPStatus.OK, {"orders": list(_STORE.values())})
-    if method == "POST":
+    qs = event.get("queryStringParameters") or {}
+    try:
+        limit = max(1, min(int(qs.get("limit", 25)), PAGE_MAX))
+    except ValueError:
+        return {"statusCode": 400, "body": json.dumps({"error": "limit must be an integer"})}
+
+    sql = "SELECT id, title, created_at FROM articles"
+    params = {"limit": limit + 1}
+    if qs.get("cursor"):
         try:
-            payload = json.loads(event.get("body") or "{}")
-        except json.JSONDecodeError:
-            return _response(HTTPStatus.BAD_REQUEST, {"error": "invalid JSON"})
-        if "total" not in payload:
-            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": "total is required"})
-        new_id = str(len(_STORE) + 1)
-        _STORE[new_id] = {"id": new_id, **payload}
-        return _response(HTTPStatus.CREATED, _STORE[new_id])
-    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} not allowed"})
+            params["ts"], params["id"] = _decode_cursor(qs["cursor"])
+        except (ValueError, TypeError):
+            return {"statusCode": 400, "body": json.dumps({"error": "bad cursor"})}
+        sql += " WHERE (created_at, id) < (:ts, :id)"
+    sql += " ORDER BY created_at DESC, id DESC LIMIT :limit"
+
+    with engine.connect() as conn:
+        rows = conn.execute(text(sql), params).mappings().all()
+
+    page, more = rows[:limit], len(rows) > limit
+    body = {
+        "items": [{"id": r["id"], "title": r["title"], "created_at": r["created_at"].isoformat()} for r in page],
+        "next_cursor": _encode_cursor(page[-1]["created_at"], page[-1]["id"]) if more else None,
+    }
+    return {"statusCode": 200, "headers": {"content-type": "application/json"}, "body": json.dumps(body)}

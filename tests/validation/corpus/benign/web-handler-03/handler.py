@@ -1,31 +1,46 @@
-import json
-from http import HTTPStatus
+import csv
+import datetime as dt
+import io
+import os
 
-_STORE: dict[str, dict] = {}
+import boto3
+from boto3.dynamodb.conditions import Key
+
+table = boto3.resource("dynamodb").Table(os.environ.get("ORDERS_TABLE", "orders"))
+COLUMNS = ["order_id", "customer", "status", "total", "currency", "created_at"]
 
 
-def _response(status, body):
-    return {"statusCode": int(status), "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+def _orders_for(tenant, since):
+    kwargs = {"KeyConditionExpression": Key("tenant").eq(tenant) & Key("created_at").gte(since)}
+    while True:
+        page = table.query(**kwargs)
+        yield from page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def handle(event, context=None):
-    method = event.get("httpMethod", "GET")
-    user_id = (event.get("pathParameters") or {}).get("id")
-    if method == "GET" and user_id:
-        item = _STORE.get(user_id)
-        if item is None:
-            return _response(HTTPStatus.NOT_FOUND, {"error": "user not found"})
-        return _response(HTTPStatus.OK, item)
-    if method == "GET":
-        return _response(HTTPStatus.OK, {"users": list(_STORE.values())})
-    if method == "POST":
-        try:
-            payload = json.loads(event.get("body") or "{}")
-        except json.JSONDecodeError:
-            return _response(HTTPStatus.BAD_REQUEST, {"error": "invalid JSON"})
-        if "email" not in payload:
-            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": "email is required"})
-        new_id = str(len(_STORE) + 1)
-        _STORE[new_id] = {"id": new_id, **payload}
-        return _response(HTTPStatus.CREATED, _STORE[new_id])
-    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} not allowed"})
+    params = event.get("queryStringParameters") or {}
+    tenant = (event.get("requestContext", {}).get("authorizer") or {}).get("tenant")
+    if not tenant:
+        return {"statusCode": 403, "body": "no tenant"}
+    days = int(params.get("days", "30"))
+    since = (dt.date.today() - dt.timedelta(days=days)).isoformat()
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, extrasaction="ignore")
+    writer.writeheader()
+    for order in _orders_for(tenant, since):
+        order["total"] = f"{order.get('total', 0):.2f}"
+        writer.writerow(order)
+
+    filename = f"orders-{tenant}-{dt.date.today():%Y%m%d}.csv"
+    return {
+        "statusCode": 200,
+        "headers": {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": f'attachment; filename="{filename}"',
+        },
+        "body": buf.getvalue(),
+    }

@@ -1,31 +1,40 @@
-import json
-from http import HTTPStatus
+import os
+import smtplib
+from email.message import EmailMessage
+from urllib.parse import parse_qs
 
-_STORE: dict[str, dict] = {}
+SMTP_HOST = os.environ.get("SMTP_HOST", "smtp.eu.mailgun.org")
+SMTP_USER = os.environ["SMTP_USER"]
+SMTP_PASSWORD = os.environ["SMTP_PASSWORD"]
+INBOX = os.environ.get("CONTACT_INBOX", "hello@example.com")
 
 
-def _response(status, body):
-    return {"statusCode": int(status), "headers": {"content-type": "application/json"}, "body": json.dumps(body)}
+def _field(form, name, limit):
+    return (form.get(name, [""])[0]).strip()[:limit]
 
 
 def handle(event, context=None):
-    method = event.get("httpMethod", "GET")
-    product_id = (event.get("pathParameters") or {}).get("id")
-    if method == "GET" and product_id:
-        item = _STORE.get(product_id)
-        if item is None:
-            return _response(HTTPStatus.NOT_FOUND, {"error": "product not found"})
-        return _response(HTTPStatus.OK, item)
-    if method == "GET":
-        return _response(HTTPStatus.OK, {"products": list(_STORE.values())})
-    if method == "POST":
-        try:
-            payload = json.loads(event.get("body") or "{}")
-        except json.JSONDecodeError:
-            return _response(HTTPStatus.BAD_REQUEST, {"error": "invalid JSON"})
-        if "price" not in payload:
-            return _response(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": "price is required"})
-        new_id = str(len(_STORE) + 1)
-        _STORE[new_id] = {"id": new_id, **payload}
-        return _response(HTTPStatus.CREATED, _STORE[new_id])
-    return _response(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} not allowed"})
+    if event.get("httpMethod") != "POST":
+        return {"statusCode": 405, "headers": {"allow": "POST"}}
+    form = parse_qs(event.get("body") or "")
+    if _field(form, "website", 100):  # honeypot: real people leave it empty
+        return {"statusCode": 303, "headers": {"location": "/thanks"}}
+
+    name, email, message = _field(form, "name", 100), _field(form, "email", 200), _field(form, "message", 5000)
+    errors = [f for f, v in (("name", name), ("email", email), ("message", message)) if not v]
+    if "@" not in email:
+        errors.append("email")
+    if errors:
+        return {"statusCode": 303, "headers": {"location": "/contact?missing=" + ",".join(sorted(set(errors)))}}
+
+    msg = EmailMessage()
+    msg["Subject"] = f"Contact form: {name}"
+    msg["From"] = f"Website <{SMTP_USER}>"
+    msg["To"] = INBOX
+    msg["Reply-To"] = email
+    msg.set_content(message)
+    with smtplib.SMTP(SMTP_HOST, 587, timeout=10) as smtp:
+        smtp.starttls()
+        smtp.login(SMTP_USER, SMTP_PASSWORD)
+        smtp.send_message(msg)
+    return {"statusCode": 303, "headers": {"location": "/thanks"}}

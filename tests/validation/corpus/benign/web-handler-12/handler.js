@@ -1,30 +1,37 @@
-const store = new Map();
+const Stripe = require("stripe");
 
-const json = (statusCode, body) => ({
-  statusCode,
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify(body),
-});
+const stripe = Stripe(process.env.STRIPE_SECRET_KEY);
+const endpointSecret = process.env.STRIPE_WEBHOOK_SECRET;
+
+async function fulfil(session) {
+  // hand over to the fulfilment queue; idempotent on session.id
+  console.log(`fulfilling ${session.id} for ${session.customer_details?.email}`);
+}
 
 exports.handler = async (event) => {
-  const id = event.pathParameters && event.pathParameters.id;
-  switch (event.httpMethod) {
-    case "GET":
-      if (id) return store.has(id) ? json(200, store.get(id)) : json(404, { error: "invoice not found" });
-      return json(200, { invoices: [...store.values()] });
-    case "POST": {
-      let body;
-      try {
-        body = JSON.parse(event.body || "{}");
-      } catch (e) {
-        return json(400, { error: "invalid JSON" });
-      }
-      if (body.amount === undefined) return json(422, { error: "amount is required" });
-      const newId = String(store.size + 1);
-      store.set(newId, { id: newId, ...body });
-      return json(201, store.get(newId));
-    }
-    default:
-      return json(405, { error: `${event.httpMethod} not allowed` });
+  const signature = event.headers["stripe-signature"] || event.headers["Stripe-Signature"];
+  const rawBody = event.isBase64Encoded ? Buffer.from(event.body, "base64") : event.body;
+  let evt;
+  try {
+    evt = stripe.webhooks.constructEvent(rawBody, signature, endpointSecret);
+  } catch (err) {
+    console.warn("webhook signature verification failed:", err.message);
+    return { statusCode: 400, body: `Webhook Error: ${err.message}` };
   }
+
+  switch (evt.type) {
+    case "checkout.session.completed":
+      if (evt.data.object.payment_status === "paid") await fulfil(evt.data.object);
+      break;
+    case "checkout.session.async_payment_succeeded":
+      await fulfil(evt.data.object);
+      break;
+    case "invoice.payment_failed":
+      console.log(`payment failed for customer ${evt.data.object.customer}`);
+      break;
+    default:
+      // ignore everything else, but acknowledge so Stripe stops retrying
+      break;
+  }
+  return { statusCode: 200, body: JSON.stringify({ received: true }) };
 };

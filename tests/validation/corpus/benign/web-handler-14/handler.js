@@ -1,30 +1,34 @@
-const store = new Map();
+const { createRemoteJWKSet, jwtVerify, errors } = require("jose");
 
-const json = (statusCode, body) => ({
-  statusCode,
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify(body),
-});
+const ISSUER = process.env.AUTH_ISSUER; // e.g. https://example.eu.auth0.com/
+const JWKS = createRemoteJWKSet(new URL(".well-known/jwks.json", ISSUER));
+
+async function authenticate(headers) {
+  const header = headers.authorization || headers.Authorization || "";
+  const [scheme, token] = header.split(" ");
+  if (scheme !== "Bearer" || !token) throw Object.assign(new Error("missing bearer token"), { status: 401 });
+  try {
+    const { payload } = await jwtVerify(token, JWKS, { issuer: ISSUER, audience: process.env.AUTH_AUDIENCE });
+    return payload;
+  } catch (err) {
+    const status = err instanceof errors.JWTExpired ? 401 : 403;
+    throw Object.assign(new Error(err.code || "invalid token"), { status });
+  }
+}
 
 exports.handler = async (event) => {
-  const id = event.pathParameters && event.pathParameters.id;
-  switch (event.httpMethod) {
-    case "GET":
-      if (id) return store.has(id) ? json(200, store.get(id)) : json(404, { error: "user not found" });
-      return json(200, { users: [...store.values()] });
-    case "POST": {
-      let body;
-      try {
-        body = JSON.parse(event.body || "{}");
-      } catch (e) {
-        return json(400, { error: "invalid JSON" });
-      }
-      if (body.email === undefined) return json(422, { error: "email is required" });
-      const newId = String(store.size + 1);
-      store.set(newId, { id: newId, ...body });
-      return json(201, store.get(newId));
-    }
-    default:
-      return json(405, { error: `${event.httpMethod} not allowed` });
+  let claims;
+  try {
+    claims = await authenticate(event.headers || {});
+  } catch (err) {
+    return { statusCode: err.status || 401, body: JSON.stringify({ error: err.message }) };
   }
+  const permissions = claims.permissions || [];
+  if (!permissions.includes("read:reports")) {
+    return { statusCode: 403, body: JSON.stringify({ error: "read:reports required" }) };
+  }
+  return {
+    statusCode: 200,
+    body: JSON.stringify({ user: claims.sub, org: claims.org_id, reports: [] }),
+  };
 };

