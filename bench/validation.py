@@ -139,9 +139,7 @@ async def main() -> None:
     version = await asyncio.to_thread(
         subprocess.run, [binary, "--version"], capture_output=True, text=True, check=True
     )
-    print(
-        f"semgrep {version.stdout.strip()} ({binary}; runs {program.executable} as {program.argv0})"
-    )
+    print(f"semgrep {version.stdout.strip()} ({binary}; runs {program})")
 
     with tempfile.TemporaryDirectory() as tmp:
         upload = _twenty_file_upload(Path(tmp))

@@ -2,8 +2,10 @@
 
 Every setting comes from the environment with the prefix ``SLESS_``; a group's fields are
 ``SLESS_<GROUP>_<FIELD>`` (``SLESS_DATABASE_URL``, ``SLESS_LLM_BASE_URL``,
-``SLESS_S3_BUCKET``...). Settings are built once, by the CLI or a test, and passed down:
-nothing below reads the environment itself, and nothing is created at import time.
+``SLESS_S3_BUCKET``...); a few documented short names are aliases (``ENV_ALIASES``: the
+long name wins when both are set). Settings are built once, by the CLI or a test, and
+passed down: nothing below reads the environment itself, and nothing is created at
+import time.
 
 Secrets are ``SecretStr`` so that a settings object can be logged or shown in a traceback
 without leaking them.
@@ -11,12 +13,14 @@ without leaking them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 
 def default_data_dir() -> Path:
@@ -129,10 +133,12 @@ class AuthSettings(BaseModel):
 
 
 class LimitsSettings(BaseModel):
-    """Per-tenant rate and concurrency limits: ``SLESS_LIMITS_<FIELD>``.
+    """Per-tenant limits and quotas: ``SLESS_LIMITS_<FIELD>``.
 
-    Kept in memory by each gateway process: with N gateway replicas a tenant gets up to
-    N times these numbers.
+    Rates and concurrency are kept in memory by each gateway process: with N gateway
+    replicas a tenant gets up to N times these numbers. The quotas (``max_*``) are counted
+    from the stored functions under a per-tenant PostgreSQL lock, so they hold across
+    replicas; they are the same for every tenant (tenant plans are Kubernetes-only).
     """
 
     #: management API requests per second per tenant (token bucket), and the burst
@@ -145,6 +151,13 @@ class LimitsSettings(BaseModel):
     invoke_concurrency: int = 256
     #: failed authentication attempts per minute per client address
     failed_auth_per_minute: int = 20
+    # -- quotas (both modes, checked by the gateway under a per-tenant database lock)
+    #: functions one tenant may have
+    max_functions: int = Field(default=50, ge=0)
+    #: sum of the ``memory_mb`` of one tenant's function specs
+    max_memory_mb: int = Field(default=8192, ge=0)
+    #: sum of the sizes of the code zips its functions currently point at
+    max_code_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
 
 
 class S3Settings(BaseModel):
@@ -327,6 +340,33 @@ class KubernetesSettings(BaseModel):
     invoke_base_url: str | None = None
 
 
+#: short environment names the documentation promises, as ``alias: (group, field)``; the
+#: long name ``SLESS_<GROUP>_<FIELD>`` keeps working and wins when both are set
+ENV_ALIASES: dict[str, tuple[str, str]] = {
+    "SLESS_AUTO_ONBOARD": ("auth", "auto_onboard"),
+    "SLESS_ALLOW_NO_SANDBOX": ("kubernetes", "allow_no_sandbox"),
+}
+
+
+class _EnvAliases(PydanticBaseSettingsSource):
+    """``ENV_ALIASES`` read from the environment, below every other source in priority.
+
+    pydantic-settings merges sources deeply, higher priority first, so a value given by the
+    long name (or to the constructor) is never replaced by its alias.
+    """
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads the aliases itself
+
+    def __call__(self) -> dict[str, Any]:
+        environ = {key.upper(): value for key, value in os.environ.items()}
+        found: dict[str, Any] = {}
+        for alias, (group, name) in ENV_ALIASES.items():
+            if alias in environ:
+                found.setdefault(group, {})[name] = environ[alias]
+        return found
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="SLESS_",
@@ -334,6 +374,23 @@ class Settings(BaseSettings):
         env_nested_max_split=1,
         extra="ignore",
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            dotenv_settings,
+            file_secret_settings,
+            _EnvAliases(settings_cls),
+        )
 
     #: ``development`` allows the conveniences refused in ``production``
     environment: Literal["development", "production"] = "development"

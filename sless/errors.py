@@ -39,6 +39,18 @@ class Conflict(SlessError):
     code = "conflict"
 
 
+class QuotaExceeded(SlessError):
+    """A tenant quota (functions, memory, stored code) would be exceeded.
+
+    403, as Kubernetes answers a ResourceQuota refusal: the request is understood and
+    authorised, but the tenant may not own more. ``details`` names the quota, the use it
+    would reach and the limit.
+    """
+
+    status = 403
+    code = "quota_exceeded"
+
+
 class PayloadTooLarge(SlessError):
     status = 413
     code = "payload_too_large"

@@ -12,6 +12,7 @@ import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -99,6 +100,37 @@ def _check_egress(rule: str) -> str:
     return rule
 
 
+#: bound on a callback URL's length (browsers and proxies commonly stop near 2 KiB)
+MAX_CALLBACK_URL_LENGTH = 2048
+
+
+def check_callback_url(url: str) -> str:
+    """An absolute ``http``/``https`` URL with a host, without credentials or fragment.
+
+    Only the syntax is checked here; where it may point is decided when a callback is sent
+    (the function's egress allowlist and the egress proxy's address rules).
+    """
+    if len(url) > MAX_CALLBACK_URL_LENGTH:
+        raise ValueError(f"callback_url is longer than {MAX_CALLBACK_URL_LENGTH} characters")
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        raise ValueError("callback_url may not contain spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("callback_url must be an http:// or https:// URL")
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        # credentials in a URL end up in logs and proxies: sign with callback_secret instead
+        raise ValueError("callback_url may not carry credentials (user:password@)")
+    if not parts.hostname:
+        raise ValueError("callback_url needs a host")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError:
+        raise ValueError("callback_url has an invalid port") from None
+    if parts.fragment or url.endswith("#"):
+        raise ValueError("callback_url may not have a fragment")
+    return url
+
+
 class CodeRef(BaseModel):
     """Set by an upload: which code the function runs."""
 
@@ -122,6 +154,17 @@ class FunctionSpec(BaseModel):
         default_factory=list, max_length=32
     )
     auth: AuthMode = AuthMode.PUBLIC
+    #: POSTed a JSON document when an asynchronous invocation ends (sless.events.callbacks)
+    callback_url: (
+        Annotated[
+            str,
+            Field(max_length=MAX_CALLBACK_URL_LENGTH),
+            AfterValidator(check_callback_url),
+        ]
+        | None
+    ) = None
+    #: the name of a secret of the namespace whose value signs callbacks (HMAC-SHA256)
+    callback_secret: Name | None = None
     code: CodeRef | None = None
 
     @field_validator("entrypoint")

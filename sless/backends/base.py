@@ -49,6 +49,14 @@ class Backend(Protocol):
 
     async def delete_function(self, namespace: str, name: str) -> None: ...
 
+    async def provision_tenant(self, tenant: str) -> None:
+        """Make what the mode needs per tenant (Kubernetes: the Tenant resource). Idempotent."""
+        ...
+
+    async def remove_tenant(self, tenant: str) -> None:
+        """Undo ``provision_tenant``; called after ``delete_namespace``."""
+        ...
+
     async def delete_namespace(self, namespace: str) -> None: ...
 
     async def set_code(
@@ -73,6 +81,10 @@ class Backend(Protocol):
 
     def serving(self, namespace: str, name: str) -> FunctionSpec:
         """The spec that serves invocations; NotFound or NotReady. No I/O: hot path."""
+        ...
+
+    def http_disabled(self, namespace: str, name: str) -> bool:
+        """The function has http triggers and all are disabled (``/fn/`` refuses). No I/O."""
         ...
 
     def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from sless.cli import events
+from sless.cli import auditing, events
 from sless.cli.client import Client, load_config, make_admin_client, make_client, save_config
 from sless.config import Settings
 
@@ -87,6 +87,23 @@ def operator() -> None:
     from sless.operator import run_operator
 
     run_operator(Settings())
+
+
+@main.command("events")
+def events_process() -> None:
+    """Run the RabbitMQ trigger consumers (Kubernetes mode).
+
+    Consumes every enabled rabbitmq Trigger resource of every tenant and calls the
+    functions' pods; the gateway starts no consumers in this mode. Needs
+    SLESS_BACKEND=kubernetes and SLESS_DATABASE_URL (the gateways' database: broker URLs
+    are tenant secrets there, and every message is an invocation record);
+    SLESS_KUBERNETES_KUBECONFIG as for the operator. SIGTERM or Ctrl-C stops it cleanly:
+    in-flight messages finish, or go back to the broker unacknowledged. Several replicas
+    share the work (competing consumers).
+    """
+    from sless.cli.consumers import run_events
+
+    run_events(Settings())
 
 
 # -- session --------------------------------------------------------------------------
@@ -436,3 +453,5 @@ def tenant_token(name: str, description: str, url: str | None, admin_token: str 
 
 for _command in events.COMMANDS:
     main.add_command(_command)
+main.add_command(auditing.audit)
+admin.add_command(auditing.admin_audit)

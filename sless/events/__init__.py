@@ -1,8 +1,10 @@
 """Functions invoked by events: cron triggers, jobs, RabbitMQ messages and asynchronous
 invocations.
 
-The gateway starts ``Events`` with the platform. ``call_function`` is the one way any
-path (the public ``/fn/...`` included) sends a call to a function's serving version.
+The gateway starts ``Events`` with the platform. In Kubernetes mode the RabbitMQ consumers
+run in their own process instead (``sless events``: ``EventsProcess``, ``serve_events``).
+``call_function`` is the one way any path (the public ``/fn/...`` included) sends a call to
+a function's serving version.
 """
 
 from sless.events.calling import Response, call_function
@@ -10,14 +12,17 @@ from sless.events.consuming import BrokerUrlRefused, check_broker_scheme
 from sless.events.running import job_trigger
 from sless.events.schedules import check_schedule, next_tick
 from sless.events.service import Events
+from sless.events.standalone import EventsProcess, serve_events
 
 __all__ = [
     "BrokerUrlRefused",
     "Events",
+    "EventsProcess",
     "Response",
     "call_function",
     "check_broker_scheme",
     "check_schedule",
     "job_trigger",
     "next_tick",
+    "serve_events",
 ]

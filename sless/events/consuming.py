@@ -1,8 +1,15 @@
-"""RabbitMQ triggers in embedded mode: one consumer per enabled trigger, in the gateway.
+"""RabbitMQ triggers: one consumer per enabled trigger, in both modes.
+
+Where the consumers run: in embedded mode, in every gateway process (``Events``); in
+Kubernetes mode, in the ``sless events`` process (``standalone.py``; the gateway starts
+none there). Which triggers exist comes from a ``TriggerSource`` (``sources.py``): the
+triggers table, or the Trigger custom resources. Calls go through the backend's
+``upstream()``, so in Kubernetes mode they reach the function's pods through its
+EndpointSlices, exactly as the gateway's own calls do.
 
 Delivery is at least once. A message is acknowledged only after its fate is settled: the
 function answered 2xx, or the message was republished (with a publisher confirm) to a
-retry or dead-letter queue. Whatever happens in between (the gateway stops, the broker
+retry or dead-letter queue. Whatever happens in between (the process stops, the broker
 restarts, the connection drops) leaves the message unacknowledged, and the broker
 delivers it again; a function idempotent on the message id then sees no duplicate effect.
 
@@ -18,16 +25,16 @@ a 4xx other than 408/429 (it refused the message: a retry cannot help), the mess
 
 With ``exchange`` + ``routing_key`` the consumed queue is ``<namespace>.<trigger>`` (durable,
 bound to the exchange, which must exist); with ``queue`` it is that queue (declared durable
-if missing). Every gateway process consumes every enabled trigger: several consumers on one
-queue are RabbitMQ's competing consumers, each message goes to one of them.
+if missing). Every consuming process consumes every enabled trigger: several consumers on
+one queue are RabbitMQ's competing consumers, each message goes to one of them.
 
-The broker URL is a tenant secret, read when a consumer starts; it is held as a
-``SecretStr`` and never logged: connection errors are logged by type only (aio-pika and
-aiormq mask the password in their own log lines). A manager reconciles the consumers with
-the trigger table every ``scheduler_interval_s`` and at once when a trigger is written
-here: it starts new ones, restarts those whose trigger or secret changed, and stops those
-whose trigger was deleted or disabled (in-flight messages finish within the grace period;
-unfinished ones are redelivered).
+The broker URL is a tenant secret (PostgreSQL, in both modes), read when a consumer starts;
+it is held as a ``SecretStr`` and never logged: connection errors are logged by type only
+(aio-pika and aiormq mask the password in their own log lines). A manager reconciles the
+consumers with the source every ``scheduler_interval_s`` and at once when the source says
+a trigger changed: it starts new ones, restarts those whose trigger or secret changed, and
+stops those whose trigger was deleted or disabled (in-flight messages finish within the
+grace period; unfinished ones are left unacknowledged and redelivered).
 """
 
 from __future__ import annotations
@@ -50,14 +57,16 @@ from aio_pika.abc import (
     AbstractQueue,
     AbstractRobustConnection,
 )
+from aio_pika.connection import make_url
 from pydantic import SecretStr, ValidationError
 
 from sless.backends import Backend
 from sless.config import EventsSettings
 from sless.errors import NotFound
 from sless.events.calling import invoke, record_outcome
+from sless.events.sources import TriggerSource
 from sless.models import RabbitMQSource, Trigger
-from sless.store import InvocationRecorder, SecretRepository, TriggerRepository
+from sless.store import InvocationRecorder, SecretRepository
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +129,23 @@ def _content_type(message: AbstractIncomingMessage) -> str:
     except ValueError:
         return "text/plain; charset=utf-8"
     return "application/json"
+
+
+async def _connect(url: SecretStr, name: str) -> AbstractRobustConnection:
+    """``aio_pika.connect_robust``, except that a first connect that fails closes the
+    connection object: left to the garbage collector, its ``__del__`` would schedule
+    ``close()`` on whichever event loop runs then."""
+    connection = aio_pika.RobustConnection(
+        make_url(url.get_secret_value(), reconnect_interval=1.0),
+        client_properties={"connection_name": name},
+    )
+    try:
+        await connection.connect()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await connection.close()
+        raise
+    return connection
 
 
 class Consumer:
@@ -207,11 +233,7 @@ class Consumer:
 
     async def _consume(self) -> None:
         await check_broker_url(self._url.get_secret_value())
-        connection: AbstractRobustConnection = await aio_pika.connect_robust(
-            self._url.get_secret_value(),
-            reconnect_interval=1.0,
-            client_properties={"connection_name": f"sless {self._label}"},
-        )
+        connection = await _connect(self._url, f"sless {self._label}")
         try:
             channel = await connection.channel(publisher_confirms=True)
             await channel.set_qos(prefetch_count=self.source.prefetch)
@@ -349,7 +371,7 @@ class Consumer:
 
 
 class RabbitConsumers:
-    """Keeps one ``Consumer`` per enabled rabbitmq trigger, reconciled with the table."""
+    """Keeps one ``Consumer`` per enabled rabbitmq trigger, reconciled with the source."""
 
     def __init__(
         self,
@@ -357,7 +379,7 @@ class RabbitConsumers:
         grace: float,
         backend: Backend,
         recorder: InvocationRecorder,
-        triggers: TriggerRepository,
+        triggers: TriggerSource,
         secrets: SecretRepository,
     ) -> None:
         self.settings = settings
@@ -367,13 +389,14 @@ class RabbitConsumers:
         self.triggers = triggers
         self.secrets = secrets
         #: (namespace, trigger) -> (consumer, what it was started from)
-        self.running: dict[tuple[str, str], tuple[Consumer, tuple[datetime, datetime]]] = {}
+        self.running: dict[tuple[str, str], tuple[Consumer, tuple[str, datetime]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        self._warned: set[tuple[str, str, datetime]] = set()
+        self._warned: set[tuple[str, str, str]] = set()
 
     def start(self) -> None:
         if self._task is None:
+            self.triggers.subscribe(self.wake)
             self._task = asyncio.create_task(self._run(), name="rabbitmq-consumers")
 
     def wake(self) -> None:
@@ -397,7 +420,7 @@ class RabbitConsumers:
         while True:
             try:
                 await self.reconcile()
-            except Exception as e:  # the database may be restarting: try again next pass
+            except Exception as e:  # the database or the API may be away: try again next pass
                 log.warning("rabbitmq consumers pass failed: %s", type(e).__name__)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.settings.scheduler_interval_s)
@@ -405,19 +428,19 @@ class RabbitConsumers:
 
     async def reconcile(self) -> None:
         wanted: dict[tuple[str, str], tuple[Trigger, RabbitMQSource, SecretStr, Any]] = {}
-        for record in await self.triggers.list_enabled_rabbitmq():
-            trigger = record.trigger
+        for found in await self.triggers.rabbitmq_triggers():
+            trigger = found.trigger
             key = (trigger.namespace, trigger.name)
             try:
                 source = RabbitMQSource.of(trigger.spec)
                 url, written = await self.secrets.reveal(trigger.namespace, source.url_secret)
             except (ValidationError, NotFound) as e:
-                if (*key, record.updated_at) not in self._warned:
-                    self._warned.add((*key, record.updated_at))
+                if (*key, found.version) not in self._warned:
+                    self._warned.add((*key, found.version))
                     what = "its secret is missing" if isinstance(e, NotFound) else "invalid spec"
                     log.warning("trigger %s/%s is not consumed: %s", *key, what)
                 continue
-            wanted[key] = (trigger, source, url, (record.updated_at, written))
+            wanted[key] = (trigger, source, url, (found.version, written))
         stopping = []
         for key, (consumer, started_from) in list(self.running.items()):
             if key not in wanted or wanted[key][3] != started_from:

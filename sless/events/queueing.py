@@ -7,20 +7,26 @@ a 4xx, which a retry would not change); a 5xx, a timeout or a function that is n
 is retried after ``retry_base_s * 2**(attempt-1)`` (at most ``retry_max_s``), and after the
 last attempt the call is ``dead`` (dead-lettered, kept for inspection). The invocation
 record is written once, when the call ends, under the id the 202 answer gave.
+
+When the call ends and its function has a ``callback_url``, the callback is sent in a
+task of its own (``sless.events.callbacks``), so a slow receiver never holds a queue slot;
+its outcome is stored with the call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from datetime import UTC, datetime, timedelta
 
 from sless.backends import Backend
 from sless.config import EventsSettings
+from sless.events.callbacks import CallbackSender, callback_document
 from sless.events.calling import invoke, record_outcome
 from sless.events.polling import PollingWorker
-from sless.store import InvocationRecorder, QueuedCall, QueueRepository
+from sless.store import InvocationRecorder, QueuedCall, QueueRepository, SecretRepository
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +50,25 @@ class InvocationQueue(PollingWorker):
         self.recorder = recorder
         self.queue = queue
         self._slots = asyncio.Semaphore(settings.queue_concurrency)
+        self.callbacks = CallbackSender(
+            # callback secrets live in the same database as the queue
+            backend,
+            SecretRepository(queue.pool),
+            retry_base_s=settings.retry_base_s,
+            retry_max_s=settings.retry_max_s,
+        )
+        self._calling_back: set[asyncio.Task[None]] = set()
+
+    async def stop(self, grace_s: float) -> None:
+        await super().stop(grace_s)
+        if self._calling_back:
+            # callbacks under way finish within the grace or are dropped (at most once)
+            _, pending = await asyncio.wait(self._calling_back, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
     async def enqueue(
         self,
@@ -131,6 +156,10 @@ class InvocationQueue(PollingWorker):
             error=outcome.message or None,
             retry_at=datetime.now(UTC) + timedelta(seconds=delay) if retry else None,
         )
+        if not retry:
+            task = asyncio.create_task(self._call_back(call))
+            self._calling_back.add(task)
+            task.add_done_callback(self._calling_back.discard)
         if retry:
             log.info(
                 "async call %s of %s/%s failed (attempt %d/%d), retrying in %.1f s",
@@ -140,4 +169,20 @@ class InvocationQueue(PollingWorker):
                 call.attempts,
                 call.max_attempts,
                 delay,
+            )
+
+    async def _call_back(self, call: QueuedCall) -> None:
+        try:
+            spec = await self.callbacks.wanted(call.namespace, call.function)
+            if spec is None:
+                return
+            row = await self.queue.get(call.namespace, call.id)
+            if row is None or row["state"] not in ("succeeded", "failed", "dead"):
+                return  # deleted with its namespace, or not this attempt's to report
+            outcome = await self.callbacks.deliver(spec, callback_document(row))
+            await self.queue.set_callback(call.id, outcome.as_json())
+        except Exception as e:
+            # e.g. the database restarting; the call's own state is already written
+            log.warning(
+                "callback of %s/%s failed: %s", call.namespace, call.function, type(e).__name__
             )

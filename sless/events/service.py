@@ -2,7 +2,9 @@
 
 - the asynchronous invocation queue (both modes: it only needs the backend's upstreams);
 - embedded mode only: the cron scheduler, the job runner and the RabbitMQ trigger
-  consumers (Kubernetes mode has CronJobs and Jobs made by the operator instead).
+  consumers. Kubernetes mode has CronJobs and Jobs made by the operator instead, and its
+  RabbitMQ consumers run in their own process, ``sless events`` (``standalone.py``): a
+  gateway there starts none, so scaling the gateway does not multiply broker connections.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from sless.events.consuming import RabbitConsumers
 from sless.events.queueing import InvocationQueue
 from sless.events.running import JobRunner
 from sless.events.scheduling import CronScheduler
+from sless.events.sources import DatabaseTriggers
 from sless.store import (
     InvocationRecorder,
     JobRepository,
@@ -53,7 +56,7 @@ class Events:
                 settings.gateway.shutdown_grace_s,
                 backend,
                 recorder,
-                TriggerRepository(db),
+                DatabaseTriggers(TriggerRepository(db)),
                 SecretRepository(db),
             )
 

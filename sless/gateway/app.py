@@ -15,11 +15,12 @@ from fastapi.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from sless.config import Settings
+from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
-from sless.gateway.routers import admin, jobs, management, secrets, triggers, upload
+from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
 
 
 class Gateway:
@@ -51,12 +52,15 @@ def create_app(
 
     api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan)
     install_error_handlers(api)
+    # on the management app only: /fn/ is dispatched around it (Gateway above)
+    api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
     api.include_router(management.router)
     api.include_router(upload.router)
     api.include_router(admin.router)
     api.include_router(triggers.router)
     api.include_router(jobs.router)
     api.include_router(secrets.router)
+    api.include_router(audit.router)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

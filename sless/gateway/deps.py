@@ -16,6 +16,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from sless.errors import NotFound, Unauthorized
+from sless.gateway.audit import stash_principal
 from sless.gateway.platform import Platform
 from sless.tenancy import Principal
 
@@ -46,6 +47,7 @@ async def get_principal(request: Request, platform: PlatformDep) -> Principal:
     token = bearer_token(request.headers.get("authorization"))
     address = client_address(request.client)
     principal = await platform.tenancy.authenticate_from(token, address)
+    stash_principal(request, principal)  # before the limit: a refused call has an actor too
     if principal.tenant is not None:
         # the provider admin is not rate-limited: it is the operator of the platform
         platform.tenancy.limits.check_api(principal.tenant)

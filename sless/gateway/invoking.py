@@ -10,6 +10,13 @@ trip, except to resolve a token for ``auth: token`` functions (cached for a few 
 request is written to the durable queue (``sless.events``) and answered 202 with its
 invocation id at once.
 
+An ``http`` trigger is what makes a function reachable here. A function without any
+http trigger is reachable as it always was; one whose http triggers are all disabled
+(``enabled: false``) is refused with 403 ``http_trigger_disabled``, direct and
+asynchronous calls alike (the backend keeps that view in memory, in both modes). The
+check comes after the token check of an ``auth: token`` function, so an anonymous caller
+learns nothing more about such a function than before.
+
 Security: hop-by-hop headers (RFC 9110 7.6.1, including those named in ``Connection``)
 and the caller's ``Authorization`` header are never forwarded, nor client-supplied
 ``X-Sless-*`` headers (they would spoof the invocation id or the deadline).
@@ -58,6 +65,13 @@ _DROP_REQUEST = frozenset(
         b"sless-run-id",
     }
 )
+
+
+class HttpTriggerDisabled(SlessError):
+    """Every http trigger of the function is disabled: ``/fn/...`` refuses it."""
+
+    status = 403
+    code = "http_trigger_disabled"
 
 
 def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
@@ -147,6 +161,10 @@ class InvokeApp:
             headers: list[tuple[bytes, bytes]] = scope["headers"]
             if spec.auth is AuthMode.TOKEN:
                 await self._authorize(platform, scope, headers, namespace)
+            if platform.backend.http_disabled(namespace, name):
+                raise HttpTriggerDisabled(
+                    f"function {name!r} is not reachable over http: its http trigger is disabled"
+                )
             # limits are per owning tenant (its namespace): anonymous callers of a public
             # function count against the function's owner
             limits = platform.tenancy.limits

@@ -89,6 +89,7 @@ class Platform:
             else:
                 backend = LocalBackend(settings, db, blobs)
             await backend.start()
+            tenancy.provision = backend.provision_tenant
         except BaseException:
             await db.close()
             raise

@@ -153,16 +153,26 @@ def job_state(job: dict[str, Any]) -> str:
 
 
 async def http_enabled(op: Operator, ns: str, name: str) -> bool:
-    """False when an http trigger of this function is disabled (Deployment scaled to 0)."""
+    """False when the function's pods have nothing to serve: it has http triggers, all of
+    them disabled, and no enabled cron or rabbitmq trigger calls it (Deployment at 0).
+
+    A function without http triggers is reachable as always; the gateway refuses
+    ``/fn/...`` calls to one whose http triggers are all disabled.
+    """
     k = op.settings.kubernetes
     path = collection_path(f"{k.group}/{k.version}", "Trigger", ns)
+    http_seen = http_open = other_open = False
     for trigger in await op.api.list(path):
         spec = trigger.get("spec") or {}
-        mine = spec.get("type") == "http" and spec.get("function") == name
-        live = not trigger["metadata"].get("deletionTimestamp")
-        if mine and live and spec.get("enabled") is False:
-            return False
-    return True
+        if spec.get("function") != name or trigger["metadata"].get("deletionTimestamp"):
+            continue
+        enabled = spec.get("enabled") is not False
+        if spec.get("type") == "http":
+            http_seen = True
+            http_open = http_open or enabled
+        else:
+            other_open = other_open or enabled
+    return not http_seen or http_open or other_open
 
 
 async def sync_replicas(op: Operator, ns: str, name: str) -> None:

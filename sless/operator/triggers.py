@@ -1,6 +1,7 @@
 """Trigger: ``http`` → the function is reachable (its Deployment scaled to 0 while the
 trigger is disabled); ``cron`` → a CronJob that POSTs to the function through the gateway,
-suspended (not deleted) while disabled; ``rabbitmq`` → refused in Kubernetes mode."""
+suspended (not deleted) while disabled; ``rabbitmq`` → consumed by the ``sless events``
+process (nothing to create here: the status says whether it is consumed)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ async def reconcile(op: Operator, body: dict[str, Any], old_function: str | None
             raise kopf.PermanentError(message) from e
         if spec.type != "cron":
             await op.api.delete(_cronjob_path(ns, name))
-        if spec.type == "http":
+        if spec.type in ("http", "rabbitmq"):
             await op.patch_status(
                 KIND,
                 ns,
@@ -48,12 +49,8 @@ async def reconcile(op: Operator, body: dict[str, Any], old_function: str | None
                     "cronjob": None,
                 },
             )
-        elif spec.type == "cron":
-            await _cron(op, body, spec, status)
         else:
-            message = f"{spec.type} triggers are not supported in Kubernetes mode"
-            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
-            raise kopf.PermanentError(message)
+            await _cron(op, body, spec, status)
     for function in {spec.function, old_function} - {None}:
         assert function is not None
         await functions.sync_replicas(op, ns, function)

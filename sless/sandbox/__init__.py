@@ -12,7 +12,7 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
 """
 
 from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
-from .egress import EgressProxy, EgressRule
+from .egress import EgressProxy, EgressRule, resolve_allowed
 from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
@@ -38,6 +38,7 @@ __all__ = [
     "build_command",
     "check_handler",
     "default_runtimes_dir",
+    "resolve_allowed",
     "sandbox_available",
     "start_worker",
 ]

@@ -1,4 +1,4 @@
-"""cgroup v1 memory and pids limits for one worker, where the host lets us write them.
+"""cgroup v1 limits for one worker, where the host lets us write them.
 
 Each worker gets ``<root>/{memory,pids}/sless/<name>``: ``memory.limit_in_bytes`` (and
 ``memory.memsw.limit_in_bytes`` when swap accounting exists, so swap cannot extend it) is
@@ -6,22 +6,68 @@ the function's memory, ``pids.max`` its process limit. The worker's processes ar
 before any of its code runs (see ``workers``), so all their children are counted. On stop,
 whatever is left in the group is killed and the directories are removed.
 
-When the hierarchy is missing or not writable (not root, cgroup v2 only, a container), the
-worker runs with rlimits only and ``Worker.cgroup_reason`` says why.
+CPU is shared between tenants, not between workers: each worker also gets
+``<root>/cpu/sless/<tenant>/<name>``, and every tenant group has the same ``cpu.shares``.
+The kernel's fair scheduler divides contended CPU between sibling groups by their
+shares, so a tenant with forty busy workers gets no more CPU than a tenant with one; idle
+tenants leave their share to the others (shares are weights, not caps). Tenant groups
+are left in place when their last worker stops: empty, they cost nothing, and removing
+them would race with a worker of the same tenant starting.
+
+When the memory or pids hierarchy is missing or not writable (not root, cgroup v2 only, a
+container), the worker runs with rlimits only and ``Worker.cgroup_reason`` says why.
+Without the cpu controller the worker still gets its memory and pids limits, and a
+warning is logged (once per process) that tenants then compete per process for CPU.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
 from .specs import Limits
 
+log = logging.getLogger(__name__)
+
 DEFAULT_ROOT = Path("/sys/fs/cgroup")
 _PARENT = "sless"
+#: the same weight for every tenant group (1024 is the kernel's default for a group)
+TENANT_CPU_SHARES = 1024
+#: workers launched without a namespace share one group
+UNTENANTED = "_untenanted"
+_TENANT_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_warned: set[str] = set()
+
+
+def tenant_group(namespace: str) -> str:
+    """The cpu group name of a namespace: the namespace itself when it is a DNS label
+    (it becomes a directory name), else the shared ``UNTENANTED`` group."""
+    return namespace if _TENANT_RE.match(namespace) else UNTENANTED
+
+
+def _cpu_dir(root: Path, tenant: str, name: str) -> Path:
+    """Create ``cpu/sless/<tenant>/<name>`` with the tenant's equal share; OSError if the
+    controller is absent or not writable."""
+    base = root / "cpu"
+    if not (base / "cgroup.procs").exists():
+        raise OSError(f"cgroup v1 cpu controller not mounted at {base}")
+    group = base / _PARENT / tenant_group(tenant)
+    group.mkdir(parents=True, exist_ok=True)
+    (group / "cpu.shares").write_text(str(TENANT_CPU_SHARES))
+    path = group / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s", message)
 
 
 class Cgroup:
@@ -32,9 +78,12 @@ class Cgroup:
 
     @classmethod
     def create(
-        cls, name: str, limits: Limits, root: Path = DEFAULT_ROOT
+        cls, name: str, limits: Limits, root: Path = DEFAULT_ROOT, *, tenant: str = ""
     ) -> tuple[Cgroup | None, str]:
-        """Create and configure the group; ``(None, reason)`` when the host does not allow it."""
+        """Create and configure the group; ``(None, reason)`` when the host does not allow it.
+
+        ``tenant`` (the function's namespace) picks the cpu group the worker shares with
+        the tenant's other workers."""
         dirs: dict[str, Path] = {}
         try:
             for controller in ("memory", "pids"):
@@ -55,11 +104,25 @@ class Cgroup:
         except OSError as e:
             Cgroup(dirs).remove()
             return None, f"cgroup limits unavailable ({e.strerror or e}); using rlimits only"
-        return cls(dirs), "cgroup v1 memory and pids limits applied"
+        try:
+            dirs["cpu"] = _cpu_dir(root, tenant, name)
+        except OSError as e:
+            _warn_once(
+                f"no per-tenant CPU shares ({e.strerror or e}): a tenant's busy functions "
+                "compete for CPU with every other tenant's, process by process"
+            )
+            return cls(dirs), "cgroup v1 memory and pids limits applied; no cpu shares"
+        return cls(dirs), "cgroup v1 memory, pids and per-tenant cpu shares applied"
 
     def add(self, pid: int) -> None:
-        for path in self.dirs.values():
-            (path / "cgroup.procs").write_text(str(pid))
+        for controller, path in self.dirs.items():
+            try:
+                (path / "cgroup.procs").write_text(str(pid))
+            except OSError as e:
+                if controller != "cpu":
+                    raise
+                # CPU fairness is best effort; the memory and pids limits are not
+                _warn_once(f"could not move a worker into its tenant's cpu group: {e}")
 
     def pids(self) -> set[int]:
         found: set[int] = set()

@@ -102,6 +102,15 @@ def allowed(
     return None
 
 
+async def resolve_allowed(host: str, port: int, rules: Sequence[EgressRule]) -> IPAddress | None:
+    """Resolve ``host`` once and check it as the proxy does: the address to connect to
+    (connect to exactly that one: no DNS rebinding), or None when refused.
+
+    For connections the gateway makes on a function's behalf (``sless.events.callbacks``).
+    """
+    return allowed(host, port, await _resolve(host, port), rules)
+
+
 async def _resolve(host: str, port: int) -> list[IPAddress]:
     try:
         return [ipaddress.ip_address(host.strip("[]"))]

@@ -2,7 +2,7 @@
 
 A worker is one bubblewrap process tree running one runtime server. Launch sequence:
 
-1. the cgroup is created (when the host allows it);
+1. the cgroup is created (when the host allows it), its cpu group inside the tenant's;
 2. bubblewrap starts with its arguments read from a memfd (``--args``), so the function's
    environment never appears in the host's process list, with ``--block-fd`` so that
    nothing inside runs before step 3, and ``--info-fd`` to learn the sandbox's first pid;
@@ -297,7 +297,9 @@ async def start_worker(
     spec.socket_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
-    cgroup, reason = Cgroup.create(spec.name, spec.limits, cgroup_root or DEFAULT_ROOT)
+    cgroup, reason = Cgroup.create(
+        spec.name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
+    )
     log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
     try:
         process = await _spawn(
@@ -364,7 +366,9 @@ async def check_handler(
     )
     spec.socket_dir.mkdir(parents=True, exist_ok=True)
     check_spec_name = f"{spec.name}.check"
-    cgroup, _ = Cgroup.create(check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT)
+    cgroup, _ = Cgroup.create(
+        check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
+    )
     log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
     try:
         process = await _spawn(

@@ -1,11 +1,13 @@
 """Persistence: PostgreSQL repositories (asyncpg), migrations and code blob stores."""
 
+from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
 from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
 from sless.store.jobs import Decision, JobRecord, JobRepository
+from sless.store.locks import TenantLock
 from sless.store.queue import QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
@@ -15,6 +17,8 @@ from sless.store.triggers import TriggerRecord, TriggerRepository
 
 __all__ = [
     "NOTIFY_CHANNEL",
+    "AuditEntry",
+    "AuditRepository",
     "BlobStore",
     "Decision",
     "EmbeddedPostgres",
@@ -33,6 +37,7 @@ __all__ = [
     "S3BlobStore",
     "SecretInfo",
     "SecretRepository",
+    "TenantLock",
     "TenantRepository",
     "TenantRow",
     "TokenRepository",

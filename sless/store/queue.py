@@ -145,11 +145,17 @@ class QueueRepository:
         row = await self.pool.fetchrow(
             "SELECT id, namespace, function, state, attempts, max_attempts, next_attempt_at,"
             " status, result, result_truncated, content_type, error, created_at, started_at,"
-            " finished_at FROM invocation_queue WHERE namespace = $1 AND id = $2",
+            " finished_at, callback FROM invocation_queue WHERE namespace = $1 AND id = $2",
             namespace,
             invocation_id,
         )
         return dict(row.items()) if row is not None else None
+
+    async def set_callback(self, invocation_id: uuid.UUID, outcome: dict[str, Any]) -> None:
+        """Record how the call's callback went (shown by the invocation's status)."""
+        await self.pool.execute(
+            "UPDATE invocation_queue SET callback = $2 WHERE id = $1", invocation_id, outcome
+        )
 
     async def delete_namespace(self, namespace: str) -> None:
         await self.pool.execute("DELETE FROM invocation_queue WHERE namespace = $1", namespace)

@@ -1,7 +1,8 @@
-"""Tenants, their tokens, auth providers, limits, and who a caller is."""
+"""Tenants, their tokens, auth providers, limits and quotas, and who a caller is."""
 
 from sless.tenancy.limits import Limits
 from sless.tenancy.providers import Identity, IntrospectionProvider, JWTProvider
+from sless.tenancy.quotas import Quotas, Usage
 from sless.tenancy.service import NewTenant, NewToken, Principal, Tenancy
 from sless.tenancy.tokens import generate_token, redact, token_digest
 
@@ -13,7 +14,9 @@ __all__ = [
     "NewTenant",
     "NewToken",
     "Principal",
+    "Quotas",
     "Tenancy",
+    "Usage",
     "generate_token",
     "redact",
     "token_digest",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import asyncpg
@@ -23,6 +24,7 @@ from sless.models import (
 from sless.store import TenantRepository, TenantRow, TokenRepository, TokenRow
 from sless.tenancy.limits import Limits
 from sless.tenancy.providers import Identity, Provider, make_providers
+from sless.tenancy.quotas import Quotas
 from sless.tenancy.tokens import TOKEN_PREFIX, digests_equal, generate_token, token_digest
 
 log = logging.getLogger(__name__)
@@ -74,9 +76,13 @@ class Tenancy:
         auth: AuthSettings | None = None,
         limits: LimitsSettings | None = None,
     ) -> None:
+        self.pool = pool
         self.tenants = TenantRepository(pool)
         self.tokens = TokenRepository(pool)
         self._cache: dict[bytes, tuple[Principal, float]] = {}
+        #: makes the mode's per-tenant infrastructure before a tenant is stored (set by the
+        #: gateway to its backend's ``provision_tenant``); must be idempotent
+        self.provision: Callable[[str], Awaitable[None]] | None = None
         self.configure(auth or AuthSettings(), limits or LimitsSettings())
 
     def configure(self, auth: AuthSettings, limits: LimitsSettings) -> None:
@@ -84,6 +90,7 @@ class Tenancy:
         self.auth = auth
         self.providers: list[Provider | None] = make_providers(auth)
         self.limits = Limits(limits)
+        self.quotas = Quotas(self.pool, limits)
         self._cache.clear()
 
     def forget_cached(self) -> None:
@@ -91,6 +98,8 @@ class Tenancy:
 
     async def onboard(self, name: str) -> NewTenant:
         check_tenant_name(name)
+        if self.provision is not None:
+            await self.provision(name)
         token = generate_token("tenant")
         row = await self.tenants.create(name, namespace_for(name), token_digest(token))
         log.info("onboarded tenant %s (namespace %s)", row.name, row.namespace)
@@ -196,6 +205,8 @@ class Tenancy:
         primary key: exactly one INSERT wins, the others see ``Conflict`` and go on.
         """
         check_tenant_name(name)
+        if self.provision is not None:
+            await self.provision(name)
         # the first token's secret is discarded unseen, then the token revoked: a cloud
         # tenant has no static token until an admin mints one
         try:

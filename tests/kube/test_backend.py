@@ -173,7 +173,8 @@ async def test_record_validation_leaves_phase_and_serving_spec_alone(
     backend: KubernetesBackend, kube_api: client.ApiClient, tenant_namespace: str
 ) -> None:
     await backend.put_function(tenant_namespace, "fn", SPEC)
-    serving = SPEC.model_copy(update={"code": CODE}).model_dump(mode="json")
+    # exclude_none: the test writes it with a merge patch, where null means "remove"
+    serving = SPEC.model_copy(update={"code": CODE}).model_dump(mode="json", exclude_none=True)
     patch_status(
         kube_api,
         tenant_namespace,
@@ -399,7 +400,8 @@ async def _make_ready(kube_api: client.ApiClient, namespace: str, name: str) -> 
         "functions",
         body,
     )
-    serving = SPEC.model_copy(update={"code": CODE}).model_dump(mode="json")
+    # exclude_none: the test writes it with a merge patch, where null means "remove"
+    serving = SPEC.model_copy(update={"code": CODE}).model_dump(mode="json", exclude_none=True)
     patch_status(kube_api, namespace, name, {"phase": "Ready", "servingSpec": serving})
 
 

@@ -214,7 +214,11 @@ def test_deploy_and_invoke_through_the_kubernetes_backend(
     onboarded = admin.post("/v1/admin/tenants", json={"name": tenant})
     assert onboarded.status_code == 201, onboarded.text
     assert onboarded.json()["namespace"] == namespace
-    # the operator creates the namespace from the Tenant resource; no operator runs here
+    # onboarding made the Tenant resource, from which the operator makes the namespace
+    resource = custom.get_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
+    assert resource["spec"] == {}
+    assert resource["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "sless"
+    # no operator runs here: make the namespace it would make
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
     acme = httpx.Client(
         base_url=kube_gateway,
@@ -307,6 +311,24 @@ def test_deploy_and_invoke_through_the_kubernetes_backend(
         assert body["hello"] == "Ada"
         assert body["path"] == "/sub"
         invocation_id = response.headers["x-sless-invocation-id"]
+
+        # a disabled http trigger closes /fn/ (the gateway watches the Trigger resources)
+        web = f"/v1/namespaces/{namespace}/triggers/web"
+        trigger = {"type": "http", "function": "hello", "enabled": False}
+        assert acme.put(web, json=trigger).status_code == 201
+        refused = wait_for(
+            "the gateway to refuse the disabled function",
+            lambda: (
+                (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello")).status_code == 403 and r
+            ),
+        )
+        assert refused.json()["error"]["code"] == "http_trigger_disabled"
+        assert acme.put(web, json={**trigger, "enabled": True}).status_code == 200
+        wait_for(
+            "the gateway to serve it again",
+            lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 200,
+        )
+        assert acme.delete(web).status_code == 200
 
         rows = wait_for(
             "the invocation to be recorded",

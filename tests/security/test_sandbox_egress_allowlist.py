@@ -9,17 +9,14 @@ way out at all.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
-import time
-import uuid
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from tests.conftest import RunningGateway
+from tests.netns import netns_host
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
@@ -44,61 +41,15 @@ FETCH = {
 }
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def test_host() -> Iterator[str]:
     """An HTTP server on its own host (network namespace) at 10.251.0.2:18080."""
-    if shutil.which("ip") is None:
-        pytest.fail("iproute2 (`ip`) is needed to build the test host")
-    ns = f"sless-t{uuid.uuid4().hex[:6]}"
-    veth = f"vs{uuid.uuid4().hex[:6]}"
-    _ip("netns", "add", ns)
-    server = None
-    try:
-        _ip("link", "add", veth, "type", "veth", "peer", "name", f"{veth}p")
-        _ip("link", "set", f"{veth}p", "netns", ns)
-        _ip("addr", "add", f"{HOST_IP}/30", "dev", veth)
-        _ip("link", "set", veth, "up")
-        _ip("-n", ns, "addr", "add", f"{TEST_HOST_IP}/30", "dev", f"{veth}p")
-        _ip("-n", ns, "link", "set", f"{veth}p", "up")
-        _ip("-n", ns, "link", "set", "lo", "up")
-        server = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                ns,
-                sys.executable,
-                "-m",
-                "http.server",
-                str(PORT),
-                "--bind",
-                TEST_HOST_IP,
-                "--directory",
-                "/usr/share/doc",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                httpx.get(f"http://{TEST_HOST_IP}:{PORT}/", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        yield f"http://{TEST_HOST_IP}:{PORT}/"
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=10)
-        subprocess.run(["ip", "link", "del", veth], capture_output=True)
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    command = [
+        *(sys.executable, "-m", "http.server", str(PORT)),
+        *("--bind", TEST_HOST_IP, "--directory", "/usr/share/doc"),
+    ]
+    with netns_host(HOST_IP, TEST_HOST_IP, PORT, command) as url:
+        yield url
 
 
 def _fetch(gateway: RunningGateway, function: str, url: str) -> dict[str, object]:

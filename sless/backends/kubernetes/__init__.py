@@ -9,10 +9,11 @@ from typing import Any
 
 from sless.backends.base import Backend
 from sless.backends.kubernetes.backend import KubernetesBackend
+from sless.backends.kubernetes.triggers import IndexedTrigger, TriggerIndex
 from sless.config import Settings
 from sless.store import BlobStore
 
-__all__ = ["KubernetesBackend", "make_backend"]
+__all__ = ["IndexedTrigger", "KubernetesBackend", "TriggerIndex", "make_backend"]
 
 
 def make_backend(settings: Settings, db: Any, blobs: BlobStore) -> Backend:

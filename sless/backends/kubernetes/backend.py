@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sless.backends.base import Upstream
-from sless.backends.kubernetes.api import JSON_PATCH, Forbidden, KubeApi
+from sless.backends.kubernetes.api import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
@@ -44,6 +44,7 @@ from sless.backends.kubernetes.resources import (
     trigger_from_body,
 )
 from sless.backends.kubernetes.storing import ResourceStore
+from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
@@ -104,6 +105,10 @@ class KubernetesBackend:
         self._watchers: list[Watcher] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closing: set[asyncio.Task[None]] = set()
+        self._trigger_index: TriggerIndex | None = None
+        self._trigger_subscribers: list[Callable[[], None]] = []
+        #: (namespace, function) -> some http trigger of it is enabled; absent: none exists
+        self._http_open: dict[Key, bool] = {}
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -139,6 +144,12 @@ class KubernetesBackend:
                 f"could not list functions and endpoints within {self._sync_timeout_s:g} s"
                 f" ({errors or 'no answer'})"
             ) from None
+        try:
+            # the gateway refuses /fn/ calls to a function whose http triggers are all off
+            await self.watch_triggers()
+        except BackendUnavailable:
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -147,6 +158,9 @@ class KubernetesBackend:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        self._watchers.clear()
+        self._trigger_index = None
+        self._trigger_subscribers.clear()
         pools = list(self._pools.values())
         self._pools.clear()
         await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
@@ -321,6 +335,24 @@ class KubernetesBackend:
         if entry is not None:
             self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
 
+    async def provision_tenant(self, tenant: str) -> None:
+        """Create the tenant's Tenant resource if it is missing; the operator makes the
+        namespace ``sless-<tenant>`` and its policies from it. Idempotent."""
+        body = {
+            "apiVersion": self._api_version,
+            "kind": "Tenant",
+            "metadata": {"name": tenant, "labels": {"app.kubernetes.io/managed-by": "sless"}},
+            "spec": {},
+        }
+        with contextlib.suppress(AlreadyExists):
+            await self.api.request("POST", f"{self._root}/tenants", body=body)
+            log.info("created the Tenant resource of %s", tenant)
+
+    async def remove_tenant(self, tenant: str) -> None:
+        """Delete the Tenant resource: the namespace it owns goes with it."""
+        with contextlib.suppress(NotFound):
+            await self.api.request("DELETE", f"{self._root}/tenants/{tenant}")
+
     async def delete_namespace(self, namespace: str) -> None:
         """Delete every Function, Trigger and FunctionJob of a tenant; the operator's
         finalizers clean up after them.
@@ -459,6 +491,53 @@ class KubernetesBackend:
         return "\n".join(parts)[-tail_bytes:]
 
     # -- triggers and jobs ---------------------------------------------------------------
+
+    async def watch_triggers(self, on_change: Callable[[], None] | None = None) -> TriggerIndex:
+        """Keep every tenant's Triggers in memory, for as long as the backend runs; one
+        watch per process, started by ``start``. ``on_change`` runs after each change (the
+        ``sless events`` process wakes its consumers with it).
+        """
+        if on_change is not None:
+            self._trigger_subscribers.append(on_change)
+        if self._trigger_index is not None:
+            return self._trigger_index
+        index = TriggerIndex(self._triggers_changed)
+        watcher = Watcher(
+            self.api,
+            f"{self._root}/{TRIGGERS}",
+            on_reset=index.reset,
+            on_event=index.apply,
+            watch_timeout_s=self._watch_timeout_s,
+        )
+        self._trigger_index = index
+        self._watchers.append(watcher)
+        self._tasks.append(asyncio.create_task(watcher.run(), name=f"watch {watcher.path}"))
+        try:
+            async with asyncio.timeout(self._sync_timeout_s):
+                await watcher.synced.wait()
+        except TimeoutError:
+            raise BackendUnavailable(
+                f"could not list triggers within {self._sync_timeout_s:g} s"
+                f" ({watcher.last_error or 'no answer'})"
+            ) from None
+        return index
+
+    def _triggers_changed(self) -> None:
+        index = self._trigger_index
+        if index is not None:
+            http_open: dict[Key, bool] = {}
+            for item in index.triggers():
+                trigger = item.trigger
+                if trigger.spec.type == "http":
+                    key = (trigger.namespace, trigger.spec.function)
+                    http_open[key] = http_open.get(key, False) or trigger.spec.enabled
+            self._http_open = http_open
+        for wake in self._trigger_subscribers:
+            wake()
+
+    def http_disabled(self, namespace: str, name: str) -> bool:
+        """The function has http triggers and every one of them is disabled. No I/O."""
+        return self._http_open.get((namespace, name)) is False
 
     async def put_trigger(
         self, namespace: str, name: str, spec: TriggerSpec

@@ -8,7 +8,9 @@ the sandbox that the handler imports, and marks the version Ready, which makes i
 serving version. A version that fails to build leaves the previous one serving.
 
 The invoke path never touches the database: it reads an in-memory index of functions
-that the reconciler keeps current.
+that the reconciler keeps current, and an in-memory view of ``http`` triggers
+(``http_disabled``): re-read when a trigger is written here, on ``NOTIFY sless_triggers``
+(sent by every trigger change, from any gateway process) and at every periodic resync.
 """
 
 from __future__ import annotations
@@ -67,6 +69,16 @@ log = logging.getLogger(__name__)
 _RESYNC_INTERVAL_S = 30.0
 _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
+#: notified after every trigger write, so every gateway re-reads its http trigger view
+TRIGGERS_CHANNEL = "sless_triggers"
+#: per function with at least one http trigger: whether one of them is enabled
+_HTTP_TRIGGERS = """
+SELECT namespace, spec->>'function' AS function,
+       bool_or(coalesce((spec->>'enabled')::boolean, true)) AS open
+  FROM triggers
+ WHERE spec->>'type' = 'http'
+ GROUP BY namespace, spec->>'function'
+"""
 
 
 def version_of(spec: FunctionSpec) -> str:
@@ -104,6 +116,10 @@ class LocalBackend:
         self._listener: asyncpg.Connection | None = None
         self._run_dir: Path | None = None
         self._draining: set[asyncio.Task[None]] = set()
+        #: (namespace, function) -> some http trigger of it is enabled; absent: none exists
+        self._http_open: dict[Key, bool] = {}
+        self._http_dirty = asyncio.Event()
+        self._http_task: asyncio.Task[None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -112,10 +128,15 @@ class LocalBackend:
         self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
         self._listener = await self.db.acquire()
         await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
+        await self._listener.add_listener(TRIGGERS_CHANNEL, self._on_trigger_notify)
+        await self.refresh_http_triggers()
         await self.resync()
         self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
 
     async def stop(self) -> None:
+        if self._http_task is not None:
+            self._tasks.append(self._http_task)
+            self._http_task = None
         for task in [*self._tasks, *self._workers.values()]:
             task.cancel()
         for task in [*self._tasks, *self._workers.values()]:
@@ -129,6 +150,7 @@ class LocalBackend:
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
+                await self._listener.remove_listener(TRIGGERS_CHANNEL, self._on_trigger_notify)
             await self.db.release(self._listener)
             self._listener = None
         if self._run_dir is not None:
@@ -156,6 +178,7 @@ class LocalBackend:
             if ticks * _REAP_INTERVAL_S >= _RESYNC_INTERVAL_S:
                 ticks = 0
                 with contextlib.suppress(asyncpg.PostgresError, OSError):
+                    await self.refresh_http_triggers()
                     await self.resync()
 
     async def resync(self) -> None:
@@ -163,6 +186,40 @@ class LocalBackend:
         seen = {record.key for record in records}
         for key in seen | set(self._index) | set(self._pools):
             self.schedule(key)
+
+    # -- the http trigger view -----------------------------------------------------------
+
+    def _on_trigger_notify(self, _conn: object, _pid: int, _channel: str, _payload: str) -> None:
+        # notifications that arrive during a re-read coalesce into one more re-read
+        self._http_dirty.set()
+        if self._http_task is None or self._http_task.done():
+            self._http_task = asyncio.create_task(self._refresh_http_loop())
+
+    async def _refresh_http_loop(self) -> None:
+        while self._http_dirty.is_set():
+            self._http_dirty.clear()
+            try:
+                await self.refresh_http_triggers()
+            except (asyncpg.PostgresError, OSError) as e:
+                log.warning("re-reading http triggers failed, will retry: %s", type(e).__name__)
+                await asyncio.sleep(1.0)
+                self._http_dirty.set()
+
+    async def refresh_http_triggers(self) -> None:
+        rows = await self.db.fetch(_HTTP_TRIGGERS)
+        self._http_open = {(r["namespace"], r["function"]): bool(r["open"]) for r in rows}
+
+    async def _triggers_changed(self) -> None:
+        """Bring this process's view up to date now, and tell the other processes."""
+        await self.refresh_http_triggers()
+        await self.db.execute("SELECT pg_notify($1, '')", TRIGGERS_CHANNEL)
+
+    def http_disabled(self, namespace: str, name: str) -> bool:
+        """The function has http triggers and every one of them is disabled. No I/O.
+
+        A function without any http trigger is reachable at ``/fn/...`` as it always was.
+        """
+        return self._http_open.get((namespace, name)) is False
 
     # -- reconciling -------------------------------------------------------------------
 
@@ -421,8 +478,15 @@ class LocalBackend:
         await self.reconcile(record.key)
         await self._collect_garbage(record)
 
+    async def provision_tenant(self, tenant: str) -> None:
+        """Nothing to create in embedded mode: a tenant's workers need no infrastructure."""
+
+    async def remove_tenant(self, tenant: str) -> None:
+        """Nothing to remove in embedded mode (``delete_namespace`` removed its objects)."""
+
     async def delete_namespace(self, namespace: str) -> None:
         await self.triggers.delete_namespace(namespace)
+        await self._triggers_changed()
         await self.jobs.delete_namespace(namespace)
         await QueueRepository(self.db).delete_namespace(namespace)
         for record in await self.functions.delete_namespace(namespace):
@@ -529,6 +593,7 @@ class LocalBackend:
         self, namespace: str, name: str, spec: TriggerSpec
     ) -> tuple[Trigger, bool]:
         record, created = await self.triggers.put(namespace, name, spec)
+        await self._triggers_changed()
         return record.trigger, created
 
     async def get_trigger(self, namespace: str, name: str) -> Trigger:
@@ -539,6 +604,7 @@ class LocalBackend:
 
     async def delete_trigger(self, namespace: str, name: str) -> None:
         await self.triggers.delete(namespace, name)
+        await self._triggers_changed()
 
     async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
         record, created = await self.jobs.put(namespace, name, spec)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Response
+from fastapi import APIRouter, Body, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from sless.gateway.audit import note
 from sless.gateway.deps import AdminDep, PlatformDep
 from sless.gateway.platform import Platform
 from sless.models import TenantName, namespace_for
@@ -29,8 +30,9 @@ class TokenCreate(BaseModel):
 
 @router.post("/tenants", status_code=201)
 async def create_tenant(
-    body: TenantCreate, _admin: AdminDep, platform: PlatformDep
+    body: TenantCreate, _admin: AdminDep, platform: PlatformDep, request: Request
 ) -> dict[str, Any]:
+    note(request, target_namespace=namespace_for(body.name), target_name=body.name)
     created = await platform.tenancy.onboard(body.name)
     return {
         "tenant": created.tenant.name,
@@ -53,6 +55,7 @@ async def list_tenants(_admin: AdminDep, platform: PlatformDep) -> dict[str, Any
 async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
     await platform.tenancy.tenants.get(tenant)
     await platform.backend.delete_namespace(namespace_for(tenant))
+    await platform.backend.remove_tenant(tenant)
     await platform.tenancy.tenants.delete(tenant)
     platform.tenancy.forget_cached()
     return {"deleted": tenant}
@@ -117,11 +120,18 @@ async def list_reviews(
 
 
 async def _decide(
-    platform: Platform, admin: Principal, review_id: int, body: ReviewDecision, approve: bool
+    request: Request,
+    platform: Platform,
+    admin: Principal,
+    review_id: int,
+    body: ReviewDecision,
+    approve: bool,
 ) -> dict[str, Any]:
+    note(request, detail=f"reason: {body.reason}")
     row = await platform.reviews.decide(
         review_id, approve=approve, reason=body.reason, by=f"admin-token-{admin.token_id}"
     )
+    note(request, target_namespace=row["namespace"], target_name=row["function"])
     await platform.backend.decide_review(
         row["namespace"], row["function"], row["sha256"], approve=approve, reason=body.reason
     )
@@ -138,13 +148,13 @@ async def _decide(
 
 @router.post("/reviews/{review_id}/approve")
 async def approve_review(
-    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep
+    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
 ) -> dict[str, Any]:
-    return await _decide(platform, admin, review_id, body, approve=True)
+    return await _decide(request, platform, admin, review_id, body, approve=True)
 
 
 @router.post("/reviews/{review_id}/reject")
 async def reject_review(
-    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep
+    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
 ) -> dict[str, Any]:
-    return await _decide(platform, admin, review_id, body, approve=False)
+    return await _decide(request, platform, admin, review_id, body, approve=False)

@@ -129,5 +129,7 @@ async def get_invocation_status(
                 queued["next_attempt_at"].isoformat() if queued["state"] == "queued" else None
             ),
             finished_at=queued["finished_at"].isoformat() if queued["finished_at"] else None,
+            # how the function's callback_url was told (sless.events.callbacks), if it was
+            callback=queued["callback"],
         )
     return view

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import PlainTextResponse
 
-from sless.errors import Invalid, NotFound
+from sless.errors import Invalid
 from sless.gateway.deps import NamespaceDep, PlatformDep, PrincipalDep
 from sless.models import Function, FunctionSpec, check_name
 from sless.store import list_invocations
@@ -55,12 +55,14 @@ async def put_function(
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
     spec = FunctionSpec.model_validate(body)
-    try:
-        await platform.backend.get_function(ns, name)
-        response.status_code = 200
-    except NotFound:
-        response.status_code = 201
-    function = await platform.backend.put_function(ns, name, spec)
+    quotas = platform.tenancy.quotas
+    # count, check and write as the tenant's only writer: concurrent creates cannot all
+    # see the last free slot (sless/tenancy/quotas.py)
+    async with quotas.guard(ns):
+        current = await platform.backend.list_functions(ns)
+        quotas.check_function(current, name, spec)
+        response.status_code = 200 if any(f.name == name for f in current) else 201
+        function = await platform.backend.put_function(ns, name, spec)
     return function_view(function, platform.public_url)
 
 

@@ -4,7 +4,9 @@ The same API in both modes: the backend keeps the triggers (tables or Trigger re
 Everything a caller can get wrong is refused here with a 4xx before anything is stored:
 an invalid spec or schedule, an unknown time zone, a function that does not exist, a
 rabbitmq trigger without exactly one of ``queue``/``exchange`` or naming a missing secret.
-RabbitMQ triggers are consumed in embedded mode only (``sless.events.consuming``).
+RabbitMQ triggers are consumed in both modes (``sless.events.consuming``): by the gateways
+in embedded mode, by the ``sless events`` process in Kubernetes mode. Their secrets live in
+PostgreSQL in both modes, so the check that the secret exists is the same.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 from pydantic import ValidationError
 
-from sless.backends.local import LocalBackend
 from sless.errors import Invalid, NotFound
 from sless.events import BrokerUrlRefused, check_broker_scheme, check_schedule, next_tick
 from sless.gateway.deps import NamespaceDep, PlatformDep
@@ -47,8 +48,6 @@ def trigger_view(trigger: Trigger) -> dict[str, Any]:
 
 async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) -> None:
     """The fields of a rabbitmq trigger are valid and its secret exists (else 422)."""
-    if not isinstance(platform.backend, LocalBackend):
-        raise Invalid("rabbitmq triggers are available in embedded mode only")
     try:
         source = RabbitMQSource.of(spec)
     except ValidationError as e:

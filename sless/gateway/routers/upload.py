@@ -1,9 +1,11 @@
 """The upload endpoint: a zip in, validated before anything is stored or built.
 
 Order matters for "nothing lost, nothing left behind": the archive is validated in a
-scratch directory (removed afterwards), the blob is stored only for code that passed,
-and only then does the function point at the new code. A rejected upload changes nothing
-but the function's last validation report; the previous version keeps serving.
+scratch directory (removed afterwards), the blob is stored only for code that passed and
+fits the tenant's stored-code quota (checked before validation, and again under the
+tenant's lock right before the blob is stored), and only then does the function point at
+the new code. A rejected upload changes nothing but the function's last validation
+report; the previous version keeps serving.
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ async def upload(ns: NamespaceDep, name: str, request: Request, platform: Platfo
     if code is not None and code.sha256 == sha256 and function.status.phase is not Phase.FAILED:
         # the same code again: nothing to validate, store or build
         return {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
+    quotas = platform.tenancy.quotas
+    # refused early, before validation work, then checked again under the tenant's lock
+    quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
     report = await validate_upload(platform, function, data, sha256)
     summary = report.model_dump(mode="json")
     if report.verdict is Verdict.REJECT:
@@ -85,14 +90,16 @@ async def upload(ns: NamespaceDep, name: str, request: Request, platform: Platfo
             f"the upload was rejected by validation ({len(report.findings)} findings)",
             details=summary,
         )
-    key = await platform.blobs.put(sha256, data)
-    updated = await platform.backend.set_code(
-        ns,
-        name,
-        CodeRef(sha256=sha256, blob_key=key, size=len(data)),
-        held=report.verdict is Verdict.REVIEW,
-        validation=summary,
-    )
+    async with quotas.guard(ns):
+        quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
+        key = await platform.blobs.put(sha256, data)
+        updated = await platform.backend.set_code(
+            ns,
+            name,
+            CodeRef(sha256=sha256, blob_key=key, size=len(data)),
+            held=report.verdict is Verdict.REVIEW,
+            validation=summary,
+        )
     body: dict[str, Any] = {
         "sha256": sha256,
         "phase": updated.status.phase.value,

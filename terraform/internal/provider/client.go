@@ -156,6 +156,9 @@ type FunctionSpec struct {
 	MinInstances *int64            `json:"min_instances,omitempty"`
 	Egress       []string          `json:"egress"`
 	Auth         string            `json:"auth,omitempty"`
+	// CallbackURL and CallbackSecret are sent as null when unset (no callback)
+	CallbackURL    *string `json:"callback_url"`
+	CallbackSecret *string `json:"callback_secret"`
 }
 
 // FunctionCode is spec.code as the API shows it.
@@ -166,17 +169,19 @@ type FunctionCode struct {
 
 // FunctionSpecView is spec as the API returns it (all defaults filled in).
 type FunctionSpecView struct {
-	Runtime      string            `json:"runtime"`
-	Entrypoint   string            `json:"entrypoint"`
-	Env          map[string]string `json:"env"`
-	MemoryMB     int64             `json:"memory_mb"`
-	CPUMillis    int64             `json:"cpu_millis"`
-	TimeoutS     float64           `json:"timeout_s"`
-	Concurrency  int64             `json:"concurrency"`
-	MinInstances int64             `json:"min_instances"`
-	Egress       []string          `json:"egress"`
-	Auth         string            `json:"auth"`
-	Code         *FunctionCode     `json:"code"`
+	Runtime        string            `json:"runtime"`
+	Entrypoint     string            `json:"entrypoint"`
+	Env            map[string]string `json:"env"`
+	MemoryMB       int64             `json:"memory_mb"`
+	CPUMillis      int64             `json:"cpu_millis"`
+	TimeoutS       float64           `json:"timeout_s"`
+	Concurrency    int64             `json:"concurrency"`
+	MinInstances   int64             `json:"min_instances"`
+	Egress         []string          `json:"egress"`
+	Auth           string            `json:"auth"`
+	CallbackURL    *string           `json:"callback_url"`
+	CallbackSecret *string           `json:"callback_secret"`
+	Code           *FunctionCode     `json:"code"`
 }
 
 // FunctionStatus is status as the API returns it.

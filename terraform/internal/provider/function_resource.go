@@ -49,6 +49,8 @@ type functionModel struct {
 	MinInstances      types.Int64   `tfsdk:"min_instances"`
 	Egress            types.List    `tfsdk:"egress"`
 	Auth              types.String  `tfsdk:"auth"`
+	CallbackURL       types.String  `tfsdk:"callback_url"`
+	CallbackSecret    types.String  `tfsdk:"callback_secret"`
 	SourceDir         types.String  `tfsdk:"source_dir"`
 	ZipFile           types.String  `tfsdk:"zip_file"`
 	BuildTimeoutSec   types.Int64   `tfsdk:"build_timeout_sec"`
@@ -160,6 +162,18 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Default:     stringdefault.StaticString(defaultAuth),
 				Description: "`public` (anyone may call `/fn/...`) or `token` (callers need the tenant's token). Default `public`.",
 				Validators:  []validator.String{stringvalidator.OneOf("public", "token")},
+			},
+			"callback_url": schema.StringAttribute{
+				Optional: true,
+				Description: "`http://` or `https://` URL POSTed a JSON document when an asynchronous invocation ends " +
+					"(succeeded, failed or dead-lettered). Its `host:port` must be allowed by `egress`; loopback, " +
+					"link-local and metadata addresses are always refused. No credentials in the URL (at most 2048 characters).",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 2048)},
+			},
+			"callback_secret": schema.StringAttribute{
+				Optional: true,
+				Description: "Name of a secret of the namespace whose value signs callbacks: " +
+					"`X-Sless-Signature: sha256=<HMAC-SHA256 of \"<X-Sless-Timestamp>.<body>\">`.",
 			},
 			"source_dir": schema.StringAttribute{
 				Optional: true,
@@ -296,6 +310,14 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 		Egress:     egress,
 		Auth:       m.Auth.ValueString(),
 	}
+	if !m.CallbackURL.IsNull() && !m.CallbackURL.IsUnknown() {
+		v := m.CallbackURL.ValueString()
+		spec.CallbackURL = &v
+	}
+	if !m.CallbackSecret.IsNull() && !m.CallbackSecret.IsUnknown() {
+		v := m.CallbackSecret.ValueString()
+		spec.CallbackSecret = &v
+	}
 	if !m.MemoryMB.IsNull() {
 		v := m.MemoryMB.ValueInt64()
 		spec.MemoryMB = &v
@@ -355,6 +377,8 @@ func applyRemote(ctx context.Context, m *functionModel, f *Function) diag.Diagno
 	}
 	m.Egress = types.ListValueMust(types.StringType, egress)
 	m.Auth = types.StringValue(f.Spec.Auth)
+	m.CallbackURL = types.StringPointerValue(f.Spec.CallbackURL)
+	m.CallbackSecret = types.StringPointerValue(f.Spec.CallbackSecret)
 	if f.Spec.Code != nil {
 		m.SHA256 = types.StringValue(f.Spec.Code.SHA256)
 	} else {

@@ -1,5 +1,6 @@
 """Fixtures for triggers, jobs and asynchronous invocations: fast schedules and retries,
-and more gateways on the same database (several processes sharing one PostgreSQL)."""
+more gateways on the same database (several processes sharing one PostgreSQL), and a real
+RabbitMQ (``broker.py``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from pydantic import SecretStr
 from sless.config import Settings
 from sless.gateway import create_app
 from tests.conftest import ADMIN_TOKEN, RunningGateway, free_port
+from tests.integration.events.broker import queue, rabbitmq
+
+__all__ = ["queue", "rabbitmq"]  # fixtures (the broker is shared with tests/kube/)
 
 #: a function that prints the trigger headers it got and echoes its event
 ECHO = {

@@ -5,17 +5,9 @@ never appears in an answer or a log line."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
 import re
-import secrets
-import shutil
-import subprocess
 import time
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import aio_pika
@@ -23,13 +15,13 @@ import httpx
 import pytest
 
 from tests.conftest import RunningGateway
+from tests.integration.events.broker import USER, Broker, await_startup, ctl
 from tests.integration.events.conftest import FAILING, invocations, wait_for
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
 
 NS = "sless-acme"
-USER = "sless-test"
 
 #: prints the message id it got (the test counts distinct ids: idempotent on the id)
 RECEIVER: dict[str, str | bytes] = {
@@ -46,129 +38,6 @@ RECEIVER: dict[str, str | bytes] = {
         "    return {'got': event['body']}\n"
     )
 }
-
-
-def _ctl(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["rabbitmqctl", *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-def _await_startup(deadline_s: float = 90) -> None:
-    deadline = time.monotonic() + deadline_s
-    while _ctl("await_startup", "--timeout", "10", timeout=30).returncode != 0:
-        if time.monotonic() > deadline:
-            raise RuntimeError("rabbitmq-server did not start")
-        time.sleep(1)
-
-
-@dataclass(frozen=True)
-class Broker:
-    url: str
-    password: str
-
-    def run(self, coro_fn: Any, *args: Any) -> Any:
-        """Run ``coro_fn(channel, *args)`` on a fresh connection (from a synchronous test)."""
-
-        async def go() -> Any:
-            connection = await aio_pika.connect(self.url)
-            try:
-                channel = await connection.channel()
-                return await coro_fn(channel, *args)
-            finally:
-                await connection.close()
-
-        return asyncio.run(go())
-
-    def declare(self, queue: str) -> None:
-        async def declare(channel: aio_pika.abc.AbstractChannel) -> None:
-            await channel.declare_queue(queue, durable=True)
-
-        self.run(declare)
-
-    def publish(self, queue: str, bodies: list[tuple[str, bytes]], **kwargs: Any) -> None:
-        async def publish(channel: aio_pika.abc.AbstractChannel) -> None:
-            for message_id, body in bodies:
-                message = aio_pika.Message(
-                    body,
-                    message_id=message_id,
-                    content_type="application/json",
-                    delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-                    **kwargs,
-                )
-                await channel.default_exchange.publish(message, routing_key=queue)
-
-        self.run(publish)
-
-    def count(self, queue: str) -> int:
-        async def count(channel: aio_pika.abc.AbstractChannel) -> int:
-            declared = await channel.declare_queue(queue, passive=True)
-            n = declared.declaration_result.message_count
-            return int(n or 0)
-
-        result: int = self.run(count)
-        return result
-
-    def get(self, queue: str) -> aio_pika.abc.AbstractIncomingMessage | None:
-        async def get(
-            channel: aio_pika.abc.AbstractChannel,
-        ) -> aio_pika.abc.AbstractIncomingMessage | None:
-            declared = await channel.declare_queue(queue, passive=True)
-            message = await declared.get(fail=False)
-            if message is not None:
-                await message.ack()
-            return message
-
-        return self.run(get)  # type: ignore[no-any-return]
-
-    def delete_queues(self, prefix: str) -> None:
-        listed = _ctl("list_queues", "-q", "--no-table-headers", "name").stdout.split()
-        mine = [n for n in listed if n == prefix or n.startswith(prefix + ".")]
-
-        async def delete(channel: aio_pika.abc.AbstractChannel) -> None:
-            for name in mine:
-                await channel.queue_delete(name)
-
-        self.run(delete)
-
-
-@pytest.fixture(scope="session")
-def rabbitmq() -> Iterator[Broker]:
-    """A real RabbitMQ: installed with apt when missing (as root), started when not
-    running (and then stopped at the end), with a user whose password is unique."""
-    if shutil.which("rabbitmq-server") is None:
-        if os.geteuid() != 0:
-            pytest.skip("rabbitmq-server is not installed and installing it needs root")
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(
-            ["apt-get", "install", "-y", "-qq", "rabbitmq-server"],
-            check=True,
-            env=env,
-            capture_output=True,
-            timeout=600,
-        )
-    started = False
-    if _ctl("status", timeout=30).returncode != 0:
-        subprocess.run(["rabbitmq-server", "-detached"], check=True, timeout=60)
-        started = True
-    else:  # the node may run with its app stopped (an interrupted restart): a no-op otherwise
-        _ctl("start_app")
-    _await_startup()
-    password = "pw-" + secrets.token_hex(16)
-    if _ctl("add_user", USER, password).returncode != 0:
-        assert _ctl("change_password", USER, password).returncode == 0
-    assert _ctl("set_permissions", "-p", "/", USER, ".*", ".*", ".*").returncode == 0
-    yield Broker(f"amqp://{USER}:{password}@127.0.0.1:5672/", password)
-    _ctl("delete_user", USER)
-    if started:
-        _ctl("stop", timeout=120)
-
-
-@pytest.fixture
-def queue(rabbitmq: Broker) -> Iterator[str]:
-    name = f"t-{uuid.uuid4().hex[:10]}"
-    yield name
-    rabbitmq.delete_queues(name)
 
 
 def _path(kind: str, name: str, ns: str = NS) -> str:
@@ -339,13 +208,13 @@ def test_a_broker_restart_in_the_middle_of_a_stream_loses_no_message(
     ids = [f"s-{i}" for i in range(300)]
     rabbitmq.publish(queue, [(i, b'{"sleep": 0.05}') for i in ids])  # ~8 s of work
     wait_for(lambda: len(_message_ids(acme, "fn")) >= 30, "the stream under way")
-    assert _ctl("stop_app").returncode == 0
+    assert ctl("stop_app").returncode == 0
     try:
         assert len(_message_ids(acme, "fn")) < len(ids)  # the restart is in the middle
         time.sleep(1)
     finally:
-        assert _ctl("start_app").returncode == 0
-        _await_startup()
+        assert ctl("start_app").returncode == 0
+        await_startup()
     seen = wait_for(
         lambda: len(found := _message_ids(acme, "fn")) == len(ids) and found,
         "every message processed after the restart",
@@ -353,7 +222,7 @@ def test_a_broker_restart_in_the_middle_of_a_stream_loses_no_message(
         show=lambda: (
             f"{len(_message_ids(acme, 'fn'))} of {len(ids)}; missing"
             f" {sorted(set(ids) - _message_ids(acme, 'fn'))[:5]};"
-            f" {_ctl('list_queues', '-q', 'name', 'messages', 'messages_unacknowledged').stdout};"
+            f" {ctl('list_queues', '-q', 'name', 'messages', 'messages_unacknowledged').stdout};"
             f" statuses {sorted({r['status'] for r in _runs(acme, 'fn', 'consume')})}"
             f" runs {len(_runs(acme, 'fn', 'consume'))}"
         ),
