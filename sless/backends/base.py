@@ -11,8 +11,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import aiohttp
-
+from sless.backends.http1 import Http1Client
 from sless.models import (
     CodeRef,
     Function,
@@ -26,10 +25,9 @@ from sless.models import (
 
 @dataclass
 class Upstream:
-    """Where to send one invocation: an HTTP session bound to a worker or an endpoint."""
+    """Where to send one invocation: a keep-alive client bound to a worker or an endpoint."""
 
-    session: aiohttp.ClientSession
-    base_url: str
+    client: Http1Client
     #: set by the gateway when the call timed out, so that the backend can kill the worker
     timed_out: bool = False
     #: set by the gateway when the connection failed (a crashed worker)

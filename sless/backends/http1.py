@@ -26,6 +26,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import cast
 from urllib.parse import quote
 
 import httptools
@@ -93,8 +94,8 @@ class _Connection(asyncio.Protocol):
 
     # -- asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports are not subclasses of asyncio.Transport, but behave as one
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         if self._parser is None or self._waiter is None or self._waiter.done():
@@ -250,9 +251,9 @@ class Http1Client:
             _, protocol = await self._connect(_Connection)
         except OSError as e:
             raise UpstreamBroken(f"cannot connect: {e.strerror or type(e).__name__}") from None
-        assert isinstance(protocol, _Connection)
-        self._open.add(protocol)
-        return protocol
+        connection = cast(_Connection, protocol)
+        self._open.add(connection)
+        return connection
 
     def _drop(self, connection: _Connection) -> None:
         connection.close()

@@ -17,10 +17,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import aiohttp
-
 from sless.backends import Backend
-from sless.errors import InvocationTimeout, NotFound, SlessError, UpstreamError
+from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
+from sless.errors import BadRequest, InvocationTimeout, NotFound, SlessError, UpstreamError
 from sless.store import InvocationRecord, InvocationRecorder
 
 log = logging.getLogger(__name__)
@@ -77,34 +76,26 @@ async def call_function(
     async with backend.upstream(namespace, name) as upstream:
         try:
             async with asyncio.timeout(timeout_s):
-                async with upstream.session.request(
-                    method,
-                    upstream.base_url + path,
-                    headers=forwarded,
-                    data=body,
-                    allow_redirects=False,
-                ) as response:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.content.iter_chunked(64 * 1024):
-                        size += len(chunk)
-                        if size > MAX_RESPONSE_BYTES:
-                            raise UpstreamError("the function's response is too large")
-                        chunks.append(chunk)
-                    out_headers = [
-                        (key, v.encode("latin-1"))
-                        for k, v in response.headers.items()
-                        if (key := k.lower().encode("latin-1")) not in DROP_RESPONSE
-                        and not key.startswith(b"x-sless-")
-                    ]
-                    return Response(response.status, out_headers, b"".join(chunks))
+                raw = await upstream.client.request(
+                    method, path, forwarded, body, max_response_bytes=MAX_RESPONSE_BYTES
+                )
         except TimeoutError:
             upstream.timed_out = True
             raise InvocationTimeout(f"the function did not answer within {timeout_s:g} s") from None
-        except aiohttp.ClientError as e:
+        except ResponseTooLarge:
+            raise UpstreamError("the function's response is too large") from None
+        except UpstreamBroken as e:
             upstream.failed = True
-            log.warning("invocation of %s/%s failed: %s", namespace, name, type(e).__name__)
+            log.warning("invocation of %s/%s failed: %s", namespace, name, e)
             raise UpstreamError("the function's worker failed") from None
+        except ValueError as e:
+            raise BadRequest(f"the request cannot be forwarded: {e}") from None
+    out_headers = [
+        (key, value)
+        for key, value in raw.headers
+        if key not in DROP_RESPONSE and not key.startswith(b"x-sless-")
+    ]
+    return Response(raw.status, out_headers, raw.body)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import uvloop
 
 from sless.backends.http1 import Http1Client, ResponseTooLarge, UpstreamBroken, encode_request
 
 pytestmark = pytest.mark.integration
+
 
 Answer = Callable[[bytes], bytes | None]
 
@@ -243,3 +245,18 @@ def test_request_head_cannot_be_split(
         return
     with pytest.raises(ValueError, match=r"invalid|must start"):
         encode_request(method, target, "worker", headers, b"")
+
+
+def test_the_gateways_loop_uvloop(tmp_path: Path) -> None:
+    """uvloop's transports (the gateway's loop) carry the same exchanges."""
+
+    async def scenario() -> None:
+        async with serving(tmp_path, ok()) as (server, path):
+            client = Http1Client.unix(path)
+            for _ in range(3):
+                response = await client.request("POST", "/", [], b"x", max_response_bytes=64)
+                assert (response.status, response.body) == (200, b"hello")
+            assert server.connections == 1
+            await client.close()
+
+    uvloop.run(scenario())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -407,8 +408,8 @@ async def _make_ready(kube_api: client.ApiClient, namespace: str, name: str) -> 
 
 async def _call(backend: KubernetesBackend, namespace: str, name: str) -> str:
     async with backend.upstream(namespace, name) as upstream:
-        response = await upstream.session.get(upstream.base_url + "/x")
-        data: dict[str, str] = await response.json()
+        response = await upstream.client.request("GET", "/x", [], b"", max_response_bytes=4096)
+        data: dict[str, str] = json.loads(response.body)
         return data["server"]
 
 
@@ -454,7 +455,7 @@ async def test_endpoint_slices_steer_invocations(
 
     # an endpoint that failed is skipped for a while
     async with backend.upstream(tenant_namespace, "web") as upstream:
-        failed_url = upstream.base_url
+        failed_url = upstream.client.host
         upstream.failed = True
     failed_label = "one" if failed_url.endswith(f":{port_one}") else "two"
     seen = Counter([await _call(backend, tenant_namespace, "web") for _ in range(4)])

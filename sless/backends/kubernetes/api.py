@@ -2,9 +2,9 @@
 
 Why not the ``kubernetes`` package's generated client: it is synchronous. Wrapped in
 ``asyncio.to_thread`` it would hold one thread per long-running watch, and a watch blocked
-in a socket read cannot be cancelled at shutdown. The gateway is already an aiohttp client
-(it proxies invocations with it), so requests and watches here are plain aiohttp on the
-event loop and cancel cleanly. The ``kubernetes`` package is still used for what it does
+in a socket read cannot be cancelled at shutdown. Requests and watches here are plain
+aiohttp on the event loop (TLS, client certificates, streaming) and cancel cleanly.
+The ``kubernetes`` package is still used for what it does
 well and what we should not re-implement: reading a kubeconfig (exec plugins, embedded
 certificates, contexts) or the in-cluster service account. That happens in ``open()``,
 never at import time, in a thread because it reads files and may run a plugin.

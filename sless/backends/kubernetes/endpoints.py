@@ -1,4 +1,4 @@
-"""Where a function's instances listen, and one pooled HTTP session per instance.
+"""Where a function's instances listen, and one keep-alive HTTP client per instance.
 
 ``SliceIndex`` folds EndpointSlices (fed by a watch) into the set of ready addresses of
 each Service: an endpoint counts when ``conditions.ready`` is not false (the API says an
@@ -6,9 +6,9 @@ unset condition means ready) and it is not terminating; the port is the one name
 ``http``, else the slice's first port.
 
 ``EndpointPool`` holds the endpoints of one function. Each endpoint has its own
-``aiohttp`` session, so keep-alive connections are pooled per instance and bounded by a
-connector limit (the function's ``concurrency``: more in flight would only queue inside
-the instance). An invocation goes to the endpoint with the fewest in flight, ties broken
+``Http1Client``, so keep-alive connections are pooled per instance (at most the
+function's ``concurrency`` kept idle: more in flight would only queue inside the
+instance). An invocation goes to the endpoint with the fewest in flight, ties broken
 round-robin. An endpoint whose connection failed is skipped for ``cooldown_s`` unless no
 other is left. An endpoint that leaves the slices keeps its session until its in-flight
 calls finish (or a grace period ends), then the session closes.
@@ -26,10 +26,10 @@ import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-
-import aiohttp
+from urllib.parse import urlsplit
 
 from sless.backends.base import Upstream
+from sless.backends.http1 import Http1Client
 from sless.errors import NotReady
 
 log = logging.getLogger(__name__)
@@ -137,20 +137,18 @@ class SliceIndex:
 class _Endpoint:
     base_url: str
     limit: int
-    session: aiohttp.ClientSession | None = None
+    client: Http1Client | None = None
     inflight: int = 0
     down_until: float = 0.0
     idle: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def open_session(self) -> aiohttp.ClientSession:
-        if self.session is None:
-            connector = aiohttp.TCPConnector(
-                limit=self.limit, limit_per_host=self.limit, keepalive_timeout=30
-            )
-            self.session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
-            )
-        return self.session
+    def open_client(self) -> Http1Client:
+        if self.client is None:
+            url = urlsplit(self.base_url)
+            if url.hostname is None or url.port is None:
+                raise NotReady(f"endpoint {self.base_url!r} has no host and port")
+            self.client = Http1Client.tcp(url.hostname, url.port, max_idle=self.limit)
+        return self.client
 
     async def close(self, grace_s: float) -> None:
         if self.inflight:
@@ -159,9 +157,9 @@ class _Endpoint:
                     while self.inflight:
                         self.idle.clear()
                         await self.idle.wait()
-        if self.session is not None:
-            await self.session.close()
-            self.session = None
+        if self.client is not None:
+            await self.client.close()
+            self.client = None
 
 
 class EndpointPool:
@@ -207,7 +205,7 @@ class EndpointPool:
     @contextlib.asynccontextmanager
     async def lease(self) -> AsyncIterator[Upstream]:
         endpoint = self._pick()
-        upstream = Upstream(session=endpoint.open_session(), base_url=endpoint.base_url)
+        upstream = Upstream(client=endpoint.open_client())
         endpoint.inflight += 1
         try:
             yield upstream

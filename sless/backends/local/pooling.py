@@ -1,7 +1,7 @@
 """Warm workers for embedded mode: one pool per function, sized by demand.
 
 Each worker is a sandboxed runtime process serving HTTP on its own Unix socket; the pool
-keeps an aiohttp session per worker (keep-alive connections) and sends a worker at most
+keeps an ``Http1Client`` per worker (keep-alive connections) and sends a worker at most
 ``concurrency`` calls at once. A pool starts workers on demand up to ``max_workers``,
 keeps ``min_instances`` warm, reaps workers idle for longer than the idle timeout, kills a
 worker whose call timed out and replaces a worker that crashed.
@@ -16,9 +16,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-import aiohttp
-
 from sless.backends.base import Upstream
+from sless.backends.http1 import Http1Client
 from sless.models import FunctionSpec
 from sless.sandbox import Worker
 
@@ -30,7 +29,7 @@ WorkerFactory = Callable[[int], Awaitable[Worker]]
 @dataclass(eq=False)
 class _Slot:
     worker: Worker
-    session: aiohttp.ClientSession
+    client: Http1Client
     inflight: int = 0
     last_used: float = field(default_factory=time.monotonic)
 
@@ -81,19 +80,16 @@ class FunctionPool:
     async def _start_slot(self) -> _Slot:
         self._serial += 1
         worker = await self._factory(self._serial)
-        connector = aiohttp.UnixConnector(path=str(worker.socket_path), limit=self.spec.concurrency)
-        # no cookie jar: a Set-Cookie meant for one caller must never ride along on the
-        # next caller's request to the same worker
-        session = aiohttp.ClientSession(
-            connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
-        )
+        # no cookie jar, no redirects, no decompression: what the worker answers is what
+        # the caller gets, and nothing of one caller's answer rides along on the next call
+        client = Http1Client.unix(str(worker.socket_path), max_idle=self.spec.concurrency)
         self.started += 1
-        return _Slot(worker=worker, session=session)
+        return _Slot(worker=worker, client=client)
 
     async def _discard(self, slot: _Slot, *, kill: bool) -> None:
         if slot in self._slots:
             self._slots.remove(slot)
-        await slot.session.close()
+        await slot.client.close()
         if kill:
             slot.worker.kill()
         await slot.worker.stop()
@@ -112,7 +108,7 @@ class FunctionPool:
                 if self._closed:
                     raise RuntimeError("pool closed")
                 for slot in self._prune_dead():
-                    await slot.session.close()
+                    await slot.client.close()
                 free = [s for s in self._slots if s.inflight < self.spec.concurrency]
                 if free:
                     slot = min(free, key=lambda s: s.inflight)
@@ -139,7 +135,7 @@ class FunctionPool:
     @contextlib.asynccontextmanager
     async def lease(self) -> AsyncIterator[Upstream]:
         slot = await self._acquire()
-        upstream = Upstream(session=slot.session, base_url="http://worker")
+        upstream = Upstream(client=slot.client)
         try:
             yield upstream
         finally:
@@ -172,7 +168,7 @@ class FunctionPool:
         while not self._closed:
             async with self._cond:
                 for slot in self._prune_dead():
-                    await slot.session.close()
+                    await slot.client.close()
                 if len(self._slots) + self._starting >= target:
                     return
                 self._starting += 1
@@ -191,7 +187,7 @@ class FunctionPool:
         keep = max(self.spec.min_instances, 1 if now < self._warm_until else 0)
         async with self._cond:
             for slot in self._prune_dead():
-                await slot.session.close()
+                await slot.client.close()
             for slot in sorted(self._slots, key=lambda s: s.last_used):
                 if len(self._slots) <= keep:
                     break
@@ -211,7 +207,7 @@ class FunctionPool:
             slots = list(self._slots)
             self._slots.clear()
         for slot in slots:
-            await slot.session.close()
+            await slot.client.close()
             await slot.worker.stop()
         for closer in self.on_close:
             await closer()
