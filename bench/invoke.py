@@ -21,10 +21,8 @@ import glob
 import io
 import os
 import shutil
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -32,15 +30,7 @@ from pathlib import Path
 
 import aiohttp
 import httpx
-
-ROOT = Path(__file__).resolve().parents[1]
-ADMIN = "sl_a_bench-admin-token-0123456789abcdef"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from platform_process import ROOT, admin_client, free_port, running_platform
 
 
 def _zip(directory: Path) -> bytes:
@@ -104,7 +94,7 @@ def _start_nginx(socket_path: str, workdir: Path) -> tuple[subprocess.Popen[byte
     if nginx is None:
         print("nginx not installed: no reference proxy (apt-get install nginx-light)")
         return None
-    port = _free_port()
+    port = free_port()
     conf = workdir / "nginx.conf"
     conf.write_text(
         "worker_processes 1; pid nginx.pid; error_log stderr error; daemon off;\n"
@@ -159,64 +149,34 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="sless-bench-") as data:
-        env = {**os.environ, "SLESS_ADMIN_TOKEN": ADMIN, "SLESS_DATA_DIR": data}
-        log = open(Path(data) / "server.log", "wb")  # noqa: SIM115
-        server = subprocess.Popen(
-            [sys.executable, "-m", "sless.cli", "up", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+    with running_platform() as url, tempfile.TemporaryDirectory(prefix="sless-nginx-") as work:
+        admin = admin_client(url)
+        token = admin.post("/v1/admin/tenants", json={"name": "bench"}).json()["token"]
+        tenant = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
+        path = "/v1/namespaces/sless-bench/functions/hello"
+        tenant.put(path, json={"concurrency": args.concurrency}).raise_for_status()
+        tenant.post(
+            path + "/upload", content=_zip(ROOT / "examples/hello-python")
+        ).raise_for_status()
+        while tenant.get(path).json()["status"]["phase"] != "Ready":
+            time.sleep(0.05)
+        started = time.perf_counter()
+        first = httpx.get(f"{url}/fn/sless-bench/hello", timeout=60)
+        cold = (time.perf_counter() - started) * 1000
+        print(f"cold start (first invocation after deploy): {cold:.0f} ms ({first.status_code})")
+        sockets = glob.glob("/tmp/sless-run-*/*/worker.sock")
+        sockets.sort(key=os.path.getmtime)
+        asyncio.run(
+            _measure(
+                f"{url}/fn/sless-bench/hello",
+                sockets[-1],
+                args.requests,
+                args.concurrency,
+                Path(work),
+            )
         )
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(
-                        "the platform did not start: " + (Path(data) / "server.log").read_text()
-                    )
-                time.sleep(0.2)
-            admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"})
-            token = admin.post("/v1/admin/tenants", json={"name": "bench"}).json()["token"]
-            tenant = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
-            path = "/v1/namespaces/sless-bench/functions/hello"
-            tenant.put(path, json={"concurrency": args.concurrency}).raise_for_status()
-            tenant.post(
-                path + "/upload", content=_zip(ROOT / "examples/hello-python")
-            ).raise_for_status()
-            while tenant.get(path).json()["status"]["phase"] != "Ready":
-                time.sleep(0.05)
-            started = time.perf_counter()
-            first = httpx.get(f"{url}/fn/sless-bench/hello", timeout=60)
-            cold = (time.perf_counter() - started) * 1000
-            print(
-                f"cold start (first invocation after deploy): {cold:.0f} ms ({first.status_code})"
-            )
-            sockets = glob.glob("/tmp/sless-run-*/*/worker.sock")
-            sockets.sort(key=os.path.getmtime)
-            asyncio.run(
-                _measure(
-                    f"{url}/fn/sless-bench/hello",
-                    sockets[-1],
-                    args.requests,
-                    args.concurrency,
-                    Path(data),
-                )
-            )
-            admin.close()
-            tenant.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
-            log.close()
+        admin.close()
+        tenant.close()
 
 
 if __name__ == "__main__":

@@ -21,20 +21,16 @@ import argparse
 import asyncio
 import io
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import aiohttp
 import httpx
+from platform_process import admin_client, running_platform
 
-ROOT = Path(__file__).resolve().parents[1]
-ADMIN = "sl_a_bench-admin-token-0123456789abcdef"
 #: workers per function in embedded mode (LocalBackend's max_workers_per_function)
 WORKERS_PER_FUNCTION = 4
 HELLO = "def handle(event, context):\n    return 'hi'\n"
@@ -47,12 +43,6 @@ BURN = (
     "        spins += 1\n"
     "    return {{'spins': spins}}\n"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _zip(source: str) -> bytes:
@@ -145,60 +135,27 @@ def main() -> None:
     parser.add_argument("--burn-ms", type=int, default=200, help="busy loop per A invocation")
     args = parser.parse_args()
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="sless-bench-") as data:
-        env = {
-            **os.environ,
-            "SLESS_ADMIN_TOKEN": ADMIN,
-            "SLESS_DATA_DIR": data,
-            "SLESS_VALIDATION_STATIC_ENABLED": "false",
-        }
-        log = open(Path(data) / "server.log", "wb")  # noqa: SIM115
-        server = subprocess.Popen(
-            [sys.executable, "-m", "sless.cli", "up", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if server.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(
-                        "the platform did not start: " + (Path(data) / "server.log").read_text()
-                    )
-                time.sleep(0.2)
-            admin = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"})
-            clients = {}
-            for name in ("bencha", "benchb"):
-                token = admin.post("/v1/admin/tenants", json={"name": name}).json()["token"]
-                clients[name] = httpx.Client(
-                    base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
-                )
-            _deploy(clients["benchb"], "sless-benchb", "hello", HELLO)
-            burn = BURN.format(seconds=args.burn_ms / 1000)
-            for i in range(args.burners):
-                _deploy(clients["bencha"], "sless-bencha", f"burn{i}", burn)
-            print(
-                f"{os.cpu_count()} CPUs; tenant A: {args.burners} busy-loop functions x "
-                f"{WORKERS_PER_FUNCTION} workers, each invocation spinning {args.burn_ms} ms; "
-                f"tenant B: {args.requests} sequential calls of a hello function"
+    with running_platform({"SLESS_VALIDATION_STATIC_ENABLED": "false"}) as url:
+        admin = admin_client(url)
+        clients = {}
+        for name in ("bencha", "benchb"):
+            token = admin.post("/v1/admin/tenants", json={"name": name}).json()["token"]
+            clients[name] = httpx.Client(
+                base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
             )
-            asyncio.run(_measure(url, args.requests, args.burners))
-            print(_cpu_groups())
-            for client in [admin, *clients.values()]:
-                client.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
-            log.close()
+        _deploy(clients["benchb"], "sless-benchb", "hello", HELLO)
+        burn = BURN.format(seconds=args.burn_ms / 1000)
+        for i in range(args.burners):
+            _deploy(clients["bencha"], "sless-bencha", f"burn{i}", burn)
+        print(
+            f"{os.cpu_count()} CPUs; tenant A: {args.burners} busy-loop functions x "
+            f"{WORKERS_PER_FUNCTION} workers, each invocation spinning {args.burn_ms} ms; "
+            f"tenant B: {args.requests} sequential calls of a hello function"
+        )
+        asyncio.run(_measure(url, args.requests, args.burners))
+        print(_cpu_groups())
+        for client in [admin, *clients.values()]:
+            client.close()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -28,17 +29,23 @@ def _json_option(value: str | None, what: str) -> Any:
 
 @click.group()
 def trigger() -> None:
-    """Create, list and remove triggers (cron schedules, http)."""
+    """Create, list and remove triggers (cron schedules, http, rabbitmq)."""
 
 
 @trigger.command("put")
 @click.argument("name")
-@click.option("--type", "kind", type=click.Choice(["cron", "http"]), default="cron")
+@click.option("--type", "kind", type=click.Choice(["cron", "http", "rabbitmq"]), default="cron")
 @click.option("--function", "-f", required=True, help="the function to invoke")
 @click.option("--schedule", "-s", help="cron: five fields or @hourly, @daily...")
 @click.option("--timezone", "tz", help="cron: IANA time zone (default UTC)")
 @click.option("--payload", "-d", help="cron: JSON body of each call")
 @click.option("--prewarm", "prewarm_s", type=float, help="cron: start the function N s early")
+@click.option("--url-secret", help="rabbitmq: the secret holding the amqp(s):// URL")
+@click.option("--queue", help="rabbitmq: consume this queue")
+@click.option("--exchange", help="rabbitmq: bind a queue to this exchange instead")
+@click.option("--routing-key", help="rabbitmq: the binding's routing key (with --exchange)")
+@click.option("--prefetch", type=int, help="rabbitmq: messages in flight (default 10)")
+@click.option("--max-attempts", type=int, help="rabbitmq: tries before dead-lettering")
 @click.option("--disabled", is_flag=True, help="create or update it disabled")
 @url_option
 @token_option
@@ -50,14 +57,36 @@ def trigger_put(
     tz: str | None,
     payload: str | None,
     prewarm_s: float | None,
+    url_secret: str | None,
+    queue: str | None,
+    exchange: str | None,
+    routing_key: str | None,
+    prefetch: int | None,
+    max_attempts: int | None,
     disabled: bool,
     url: str | None,
     token: str | None,
 ) -> None:
-    """Create or replace trigger NAME."""
+    """Create or replace trigger NAME.
+
+    \b
+    sless trigger put nightly -f report -s "0 3 * * *" -d '{"full": true}'
+    sless trigger put orders --type rabbitmq -f ingest --url-secret broker --queue orders
+    """
     client = make_client(url, token)
     body: dict[str, Any] = {"type": kind, "function": function, "enabled": not disabled}
-    for key, value in (("schedule", schedule), ("timezone", tz), ("prewarm_s", prewarm_s)):
+    fields: dict[str, Any] = {
+        "schedule": schedule,
+        "timezone": tz,
+        "prewarm_s": prewarm_s,
+        "url_secret": url_secret,
+        "queue": queue,
+        "exchange": exchange,
+        "routing_key": routing_key,
+        "prefetch": prefetch,
+        "max_attempts": max_attempts,
+    }
+    for key, value in fields.items():
         if value is not None:
             body[key] = value
     if payload is not None:
@@ -204,4 +233,54 @@ def invocation(invocation_id: str, url: str | None, token: str | None) -> None:
     )
 
 
-COMMANDS = [trigger, job, invocation]
+@click.group()
+def secret() -> None:
+    """Store write-only secrets (broker URLs, callback signing keys)."""
+
+
+@secret.command("put")
+@click.argument("name")
+@click.option(
+    "--from-stdin", is_flag=True, help="read the value from standard input (else: a prompt)"
+)
+@url_option
+@token_option
+def secret_put(name: str, from_stdin: bool, url: str | None, token: str | None) -> None:
+    """Store secret NAME; the value is never printed and never returned by the API."""
+    value: str
+    if from_stdin:
+        value = sys.stdin.read().rstrip("\n")
+    else:
+        value = str(click.prompt("value", hide_input=True, confirmation_prompt=True))
+    if not value:
+        raise click.ClickException("the value is empty")
+    client = make_client(url, token)
+    client.call("PUT", client.ns_path(f"secrets/{name}"), json={"value": value})
+    click.echo(f"secret {name} stored")
+
+
+@secret.command("ls")
+@url_option
+@token_option
+def secret_ls(url: str | None, token: str | None) -> None:
+    """List your secrets' names (values are never shown)."""
+    client = make_client(url, token)
+    data = client.call("GET", client.ns_path("secrets"))
+    for item in data["secrets"]:
+        click.echo(f"{item['name']:<32} {item.get('updated_at') or ''}")
+    if not data["secrets"]:
+        click.echo("no secrets")
+
+
+@secret.command("rm")
+@click.argument("name")
+@url_option
+@token_option
+def secret_rm(name: str, url: str | None, token: str | None) -> None:
+    """Delete secret NAME."""
+    client = make_client(url, token)
+    client.call("DELETE", client.ns_path(f"secrets/{name}"))
+    click.echo(f"secret {name} deleted")
+
+
+COMMANDS = [trigger, job, invocation, secret]

@@ -54,3 +54,42 @@ def test_trigger_job_and_async_commands(gateway: RunningGateway, acme: httpx.Cli
 
     data = wait_for(finished, "the async call")
     assert data["result"]["body"] == {"later": True}  # type: ignore[index]
+
+
+def test_secret_and_rabbitmq_trigger_commands(gateway: RunningGateway, acme: httpx.Client) -> None:
+    deploy(acme, "sless-acme", "echo", ECHO)
+    token = acme.headers["Authorization"].removeprefix("Bearer ")
+    env = {**os.environ, "SLESS_URL": gateway.url, "SLESS_TOKEN": token}
+    command = str(Path(sys.executable).parent / "sless")
+    broker = "amqp://user:cli-secret-pw@127.0.0.1:5672/"
+
+    def sless(*args: str, code: int = 0, stdin: str | None = None) -> str:
+        result = subprocess.run(
+            [command, *args], env=env, capture_output=True, text=True, timeout=120, input=stdin
+        )
+        assert result.returncode == code, result.stdout + result.stderr
+        return result.stdout + result.stderr
+
+    assert "secret broker stored" in sless("secret", "put", "broker", "--from-stdin", stdin=broker)
+    listed = sless("secret", "ls")
+    assert "broker" in listed
+    assert "cli-secret-pw" not in listed
+    out = sless(
+        "trigger", "put", "orders", "--type", "rabbitmq", "-f", "echo",
+        "--url-secret", "broker", "--queue", "orders", "--max-attempts", "3", "--disabled",
+    )  # fmt: skip
+    assert "trigger orders" in out
+    spec = acme.get("/v1/namespaces/sless-acme/triggers/orders").json()["spec"]
+    assert spec["type"] == "rabbitmq"
+    assert (spec["queue"], spec["url_secret"], spec["max_attempts"]) == ("orders", "broker", 3)
+    assert spec["enabled"] is False
+    assert "cli-secret-pw" not in json.dumps(spec)
+    # a missing secret is a clear error
+    out = sless(
+        "trigger", "put", "other", "--type", "rabbitmq", "-f", "echo",
+        "--url-secret", "nope", "--queue", "q", code=1,
+    )  # fmt: skip
+    assert "secret 'nope' not found" in out
+    assert "deleted trigger orders" in sless("trigger", "rm", "orders")
+    assert "secret broker deleted" in sless("secret", "rm", "broker")
+    assert "no secrets" in sless("secret", "ls")
