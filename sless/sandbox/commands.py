@@ -220,8 +220,16 @@ def build_command(
         socket=f"{SOCKET_MOUNT}/{SOCKET_NAME}",
         egress_socket=None if spec.egress_socket is None else EGRESS_MOUNT,
     )
+    argv = [bwrap, *_namespace_args(spec, env), *_filesystem_args(spec, host, server_dir)]
+    argv += ["--"]
+    argv += prlimit_args(spec, host.prlimit)
+    argv += runtime_args(spec, host, RUNTIME_MOUNT, check=check)
+    return LaunchCommand(argv=tuple(argv), env={})
+
+
+def _namespace_args(spec: SandboxSpec, env: Mapping[str, str]) -> list[str]:
+    """Every namespace unshared, no privileges, and exactly ``env`` as the environment."""
     argv = [
-        bwrap,
         "--unshare-all",
         "--unshare-user",
         *(["--share-net"] if spec.network else []),
@@ -240,33 +248,16 @@ def build_command(
     ]
     for key in sorted(env):
         argv += ["--setenv", key, env[key]]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
+    return argv
+
+
+def _filesystem_args(spec: SandboxSpec, host: HostLayout, server_dir: Path) -> list[str]:
+    """The sandbox's file system: the interpreter's files, a minimal /etc, the function's
+    code and deps read-only, the socket directory writable, then everything read-only."""
+    argv = ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--size", str(spec.limits.tmp_size_mb * MiB), "--tmpfs", TMP_MOUNT]
-    argv += ["--ro-bind", "/usr", "/usr"]
-    for top, target in sorted(host.root_symlinks.items()):
-        argv += ["--symlink", target, top]
-    for top in host.root_dirs:
-        argv += ["--ro-bind", top, top]
-    extra_prefixes: list[Path] = []
-    if spec.runtime == "python3.11":
-        extra_prefixes.append(host.python_prefix)
-    else:
-        # a node outside /usr (nvm, /opt) brings its install prefix
-        extra_prefixes.append(host.node.parent.parent)
-    for prefix in extra_prefixes:
-        if not prefix.is_relative_to("/usr"):
-            argv += ["--ro-bind", str(prefix), str(prefix)]
-    if not host.prlimit.is_relative_to("/usr"):
-        argv += ["--ro-bind", str(host.prlimit), str(host.prlimit)]
-    # a minimal /etc: our own passwd/group/hosts, the host's CA bundle and loader cache
-    argv += ["--dir", "/etc"]
-    for name in ("passwd", "group", "hosts", "nsswitch.conf"):
-        argv += ["--ro-bind", str(_ETC_DIR / name), f"/etc/{name}"]
-    argv += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    argv += ["--ro-bind-try", "/etc/ssl", "/etc/ssl"]
-    argv += ["--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates"]
-    if spec.network:
-        argv += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+    argv += _interpreter_binds(spec, host)
+    argv += _etc_binds(network=spec.network)
     argv += ["--ro-bind", str(server_dir), RUNTIME_MOUNT]
     argv += ["--ro-bind", str(spec.code_dir), CODE_MOUNT]
     if spec.deps_dir is not None:
@@ -275,7 +266,34 @@ def build_command(
     if spec.egress_socket is not None:
         argv += ["--bind", str(spec.egress_socket), EGRESS_MOUNT]
     argv += ["--remount-ro", "/", "--chdir", CODE_MOUNT]
-    argv += ["--"]
-    argv += prlimit_args(spec, host.prlimit)
-    argv += runtime_args(spec, host, RUNTIME_MOUNT, check=check)
-    return LaunchCommand(argv=tuple(argv), env={})
+    return argv
+
+
+def _interpreter_binds(spec: SandboxSpec, host: HostLayout) -> list[str]:
+    """/usr and the top-level links or directories of the host, plus an interpreter or a
+    prlimit installed outside /usr; read-only."""
+    argv = ["--ro-bind", "/usr", "/usr"]
+    for top, target in sorted(host.root_symlinks.items()):
+        argv += ["--symlink", target, top]
+    for top in host.root_dirs:
+        argv += ["--ro-bind", top, top]
+    # an interpreter outside /usr (pyenv, nvm, /opt) brings its install prefix
+    prefix = host.python_prefix if spec.runtime == "python3.11" else host.node.parent.parent
+    if not prefix.is_relative_to("/usr"):
+        argv += ["--ro-bind", str(prefix), str(prefix)]
+    if not host.prlimit.is_relative_to("/usr"):
+        argv += ["--ro-bind", str(host.prlimit), str(host.prlimit)]
+    return argv
+
+
+def _etc_binds(*, network: bool) -> list[str]:
+    """A minimal /etc: our own passwd/group/hosts, the host's CA bundle and loader cache."""
+    argv = ["--dir", "/etc"]
+    for name in ("passwd", "group", "hosts", "nsswitch.conf"):
+        argv += ["--ro-bind", str(_ETC_DIR / name), f"/etc/{name}"]
+    argv += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    argv += ["--ro-bind-try", "/etc/ssl", "/etc/ssl"]
+    argv += ["--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates"]
+    if network:
+        argv += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+    return argv
