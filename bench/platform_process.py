@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -24,20 +27,50 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Platform:
+    url: str
+    #: the gateway process (`sless up`)
+    pid: int
+    #: its TMPDIR: the worker sockets are under ``sless-run-*/`` here, and nowhere else
+    tmp: Path
+
+    def worker_sockets(self) -> list[Path]:
+        return sorted(self.tmp.glob("sless-run-*/*/worker.sock"))
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
+
+
 @contextlib.contextmanager
 def running_platform(extra_env: dict[str, str] | None = None) -> Iterator[str]:
-    """`sless up` on a free port with a fresh data dir; yields its URL once it is ready.
+    """`sless up` on a free port with a fresh data dir; yields its URL once it is ready."""
+    with started_platform(extra_env) as platform:
+        yield platform.url
+
+
+@contextlib.contextmanager
+def started_platform(extra_env: dict[str, str] | None = None) -> Iterator[Platform]:
+    """`sless up` on a free port with a fresh data dir and TMPDIR, once it is ready.
 
     The admin token is ``ADMIN``. Exits the benchmark with the server's log when the
     platform does not come up within two minutes.
     """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="sless-bench-") as data:
+    with (
+        tempfile.TemporaryDirectory(prefix="sless-bench-") as data,
+        # short: Unix socket paths have at most 108 bytes
+        tempfile.TemporaryDirectory(prefix="sb-", dir="/tmp") as tmp,
+    ):
         env = {
             **os.environ,
             "SLESS_ADMIN_TOKEN": ADMIN,
             "SLESS_DATA_DIR": data,
+            "TMPDIR": tmp,
             **(extra_env or {}),
         }
         log_path = Path(data) / "server.log"
@@ -58,7 +91,7 @@ def running_platform(extra_env: dict[str, str] | None = None) -> Iterator[str]:
                     if server.poll() is not None or time.monotonic() > deadline:
                         sys.exit("the platform did not start: " + log_path.read_text())
                     time.sleep(0.2)
-                yield url
+                yield Platform(url=url, pid=server.pid, tmp=Path(tmp))
             finally:
                 server.terminate()
                 server.wait(timeout=60)
@@ -66,3 +99,34 @@ def running_platform(extra_env: dict[str, str] | None = None) -> Iterator[str]:
 
 def admin_client(url: str) -> httpx.Client:
     return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60)
+
+
+def onboard(admin: httpx.Client, tenant: str) -> httpx.Client:
+    token = admin.post("/v1/admin/tenants", json={"name": tenant}).json()["token"]
+    return httpx.Client(
+        base_url=admin.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+    )
+
+
+def zip_files(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in sorted(files.items()):
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def deploy(
+    client: httpx.Client, namespace: str, name: str, files: dict[str, str], spec: dict[str, object]
+) -> None:
+    """PUT the spec, upload the code, wait until the function is Ready."""
+    path = f"/v1/namespaces/{namespace}/functions/{name}"
+    client.put(path, json=spec).raise_for_status()
+    client.post(
+        path + "/upload", content=zip_files(files), headers={"Content-Type": "application/zip"}
+    ).raise_for_status()
+    deadline = time.monotonic() + 300
+    while (phase := client.get(path).json()["status"]["phase"]) != "Ready":
+        if phase in ("Failed", "Rejected") or time.monotonic() > deadline:
+            sys.exit(f"{namespace}/{name} did not become Ready: {client.get(path).text}")
+        time.sleep(0.05)

@@ -213,6 +213,9 @@ class SandboxSettings(BaseModel):
     max_open_files: int = 256
     tmp_size_mb: int = 64
     log_max_bytes: int = 1024 * 1024
+    #: generic workers kept pre-started per runtime (Python), specialized on a function's
+    #: first call instead of a cold start (sless.sandbox.prestarting); 0 turns it off
+    prestart_size: int = Field(default=2, ge=0, le=32)
 
 
 class BuildSettings(BaseModel):

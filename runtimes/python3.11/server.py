@@ -16,6 +16,11 @@ Design:
   the response.
 - ``--check`` imports the handler, checks the entrypoint is callable and prints one line.
   Its message is shown to the tenant, so paths are made relative to the code directory.
+- ``--prestarted``: a generic worker of the gateway's pre-started pool
+  (sless/sandbox/prestarting.py). It binds the socket at once and waits for one message:
+  the function's environment, its address-space limit and its log as the only file
+  descriptor. It takes them on, imports the handler, answers ``ok`` and from then on
+  serves that function like a worker started for it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import os
 import re
 import signal
 import site
+import socket
 import sys
 import time
 import traceback
@@ -513,9 +519,14 @@ async def start_egress_forwarder(socket_path: str | None) -> asyncio.AbstractSer
     return await asyncio.start_server(forward, host="127.0.0.1", port=EGRESS_PORT)
 
 
-async def serve(config: Config, func: Any) -> None:
+async def serve(config: Config, func: Any, sock: socket.socket | None = None) -> None:
     server = Server(config, func)
-    if config.socket:
+    if sock is not None:
+        # a pre-started worker keeps the socket it was specialized on
+        listener = await asyncio.start_unix_server(
+            server.serve_connection, sock=sock, limit=MAX_HEADER_BYTES, backlog=128
+        )
+    elif config.socket:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(config.socket)
         listener = await asyncio.start_unix_server(
@@ -535,6 +546,87 @@ async def serve(config: Config, func: Any) -> None:
     server.pool.shutdown(wait=False, cancel_futures=True)
 
 
+# --------------------------------------------------------------------------- pre-started
+
+MAX_SPECIALIZATION_BYTES = 1024 * 1024
+
+
+def _receive_specialization(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """One message: a JSON object, with the function's log file as the only fd."""
+    data, fds, _flags, _addr = socket.recv_fds(conn, 65536, 1)
+    chunks = [data]
+    total = len(data)
+    while data:
+        data = conn.recv(65536)
+        total += len(data)
+        if total > MAX_SPECIALIZATION_BYTES:
+            raise ValueError("specialization message too large")
+        chunks.append(data)
+    message = json.loads(b"".join(chunks)) if total else {}
+    if not isinstance(message, dict):
+        raise ValueError("specialization message is not an object")
+    return message, fds
+
+
+def _become(message: dict[str, Any], fds: list[int]) -> Config:
+    """Turn this generic worker into the function's worker, before any tenant code runs:
+    its log as stdout/stderr, exactly the environment a directly started worker gets, and
+    the function's address-space limit (a lowering, so it cannot be undone from inside)."""
+    import resource
+
+    if len(fds) != 1:
+        raise ValueError("expected exactly one file descriptor (the log)")
+    os.dup2(fds[0], 1)
+    os.dup2(fds[0], 2)
+    os.close(fds[0])
+    env = message["env"]
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ValueError("env must map names to strings")
+    os.environ.clear()
+    os.environ.update({str(k): v for k, v in env.items()})
+    limit = int(message["address_space"])
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return Config(dict(os.environ))
+
+
+def serve_prestarted(socket_path: str) -> int:
+    """Wait, sandboxed and generic, for the one message that says which function to be.
+
+    The gateway's readiness probe connects and closes without a message: that is skipped.
+    The first message decides for the life of the process; afterwards the socket serves
+    that function only (a second message is an HTTP request like any other, and fails).
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(128)
+    while True:
+        conn, _ = listener.accept()
+        conn.settimeout(30)
+        with conn:
+            try:
+                message, fds = _receive_specialization(conn)
+            except (OSError, ValueError):
+                continue
+            if not message:
+                for fd in fds:
+                    os.close(fd)
+                continue
+            try:
+                config = _become(message, fds)
+                with contextlib.redirect_stdout(sys.stderr):
+                    func = load_handler(config)
+            except (LoadError, KeyError, TypeError, ValueError, OSError) as e:
+                with contextlib.suppress(OSError):
+                    conn.sendall(f"error: {e}\n".encode())
+                return 1
+            conn.sendall(b"ok\n")
+        break
+    asyncio.run(serve(config, func, sock=listener))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     # logs must appear immediately even when stdout is a file
     for stream in (sys.stdout, sys.stderr):
@@ -543,6 +635,8 @@ def main(argv: list[str]) -> int:
     config = Config(dict(os.environ))
     if "--check" in argv[1:]:
         return run_check(config)
+    if "--prestarted" in argv[1:] and config.socket:
+        return serve_prestarted(config.socket)
     try:
         func = load_handler(config)
     except LoadError as e:

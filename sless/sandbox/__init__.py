@@ -9,10 +9,14 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
                                 unsafe_no_sandbox=False, start_timeout_s=20)
     ... HTTP over worker.socket_path ...
     await worker.stop()
+
+``PrestartPool`` keeps generic workers started ahead of time and turns one into a
+function's worker on its first call (``prestarting``: a cold start without the start).
 """
 
 from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
 from .egress import EgressProxy, EgressRule, resolve_allowed
+from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, specialize
 from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
@@ -24,14 +28,17 @@ from .workers import (
 )
 
 __all__ = [
+    "PRESTARTABLE",
     "RUNTIMES",
     "EgressProxy",
     "EgressRule",
     "HostLayout",
     "LaunchCommand",
     "Limits",
+    "PrestartPool",
     "Runtime",
     "SandboxSpec",
+    "SpecializeError",
     "Worker",
     "WorkerStartError",
     "address_space_mb",
@@ -40,5 +47,6 @@ __all__ = [
     "default_runtimes_dir",
     "resolve_allowed",
     "sandbox_available",
+    "specialize",
     "start_worker",
 ]

@@ -73,8 +73,9 @@ def _warn_once(message: str) -> None:
 class Cgroup:
     """The per-worker directories in the memory and pids hierarchies."""
 
-    def __init__(self, dirs: dict[str, Path]) -> None:
+    def __init__(self, dirs: dict[str, Path], root: Path = DEFAULT_ROOT) -> None:
         self.dirs = dirs
+        self.root = root
 
     @classmethod
     def create(
@@ -111,8 +112,45 @@ class Cgroup:
                 f"no per-tenant CPU shares ({e.strerror or e}): a tenant's busy functions "
                 "compete for CPU with every other tenant's, process by process"
             )
-            return cls(dirs), "cgroup v1 memory and pids limits applied; no cpu shares"
-        return cls(dirs), "cgroup v1 memory, pids and per-tenant cpu shares applied"
+            return cls(dirs, root), "cgroup v1 memory and pids limits applied; no cpu shares"
+        return cls(dirs, root), "cgroup v1 memory, pids and per-tenant cpu shares applied"
+
+    def assign(self, tenant: str, limits: Limits) -> None:
+        """Give a running group another tenant's cpu group and new memory and pids limits.
+
+        For a pre-started worker being specialized: its processes move to ``tenant``'s cpu
+        group and its limits become the function's, before any of the function's code
+        runs. OSError (e.g. EBUSY: the worker already uses more memory than the new
+        limit) leaves the worker unfit to serve; the caller stops it."""
+        memory = self.dirs.get("memory")
+        if memory is not None:
+            value = str(limits.memory_mb * 1024 * 1024)
+            memsw = memory / "memory.memsw.limit_in_bytes"
+            # memory.limit_in_bytes may never exceed memsw: raise memsw first, lower it last
+            current = int((memory / "memory.limit_in_bytes").read_text())
+            order = ["memory.limit_in_bytes"]
+            if memsw.exists():
+                if int(value) > current:
+                    order.insert(0, "memory.memsw.limit_in_bytes")
+                else:
+                    order.append("memory.memsw.limit_in_bytes")
+            for name in order:
+                (memory / name).write_text(value)
+        pids = self.dirs.get("pids")
+        if pids is not None:
+            (pids / "pids.max").write_text(str(limits.max_processes))
+        old = self.dirs.get("cpu")
+        if old is None or memory is None:
+            return
+        new = _cpu_dir(self.root, tenant, memory.name)
+        if new == old:
+            return
+        for pid in sorted(self.pids()):
+            with contextlib.suppress(ProcessLookupError):
+                (new / "cgroup.procs").write_text(str(pid))
+        self.dirs["cpu"] = new
+        with contextlib.suppress(OSError):
+            old.rmdir()
 
     def add(self, pid: int) -> None:
         for controller, path in self.dirs.items():

@@ -115,6 +115,19 @@ EGRESS_PROXY_PORT = 3128
 EGRESS_MOUNT = "/run/sless-egress.sock"
 
 
+def _base_env() -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": TMP_MOUNT,
+        "TMPDIR": TMP_MOUNT,
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # one extra malloc arena at most: keeps the address space predictable
+        "MALLOC_ARENA_MAX": "2",
+    }
+
+
 def worker_env(
     spec: SandboxSpec,
     *,
@@ -123,18 +136,16 @@ def worker_env(
     socket: str,
     egress_socket: str | None = None,
 ) -> dict[str, str]:
-    """The complete environment of the runtime: the function's env plus our settings."""
+    """The complete environment of the runtime: the function's env plus our settings.
+
+    A pre-started worker gets only what its runtime server needs to wait for its
+    function; it receives this same environment when it is specialized."""
+    if spec.prestarted:
+        return {**_base_env(), "SLESS_SOCKET": socket, "SLESS_CODE_DIR": code_dir}
     env = dict(spec.env)
+    env.update(_base_env())
     env.update(
         {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": TMP_MOUNT,
-            "TMPDIR": TMP_MOUNT,
-            "LANG": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            # one extra malloc arena at most: keeps the address space predictable
-            "MALLOC_ARENA_MAX": "2",
             "SLESS_SOCKET": socket,
             "SLESS_CODE_DIR": code_dir,
             "SLESS_ENTRYPOINT": spec.entrypoint,
@@ -157,9 +168,12 @@ def worker_env(
 
 def prlimit_args(spec: SandboxSpec, prlimit: Path) -> list[str]:
     limits = spec.limits
-    args = [
-        str(prlimit),
-        f"--as={address_space_mb(spec) * MiB}",
+    args = [str(prlimit)]
+    if not spec.prestarted:
+        # a pre-started worker lowers it itself when it learns its function, before any
+        # of the function's code runs
+        args.append(f"--as={address_space_mb(spec) * MiB}")
+    args += [
         f"--nproc={limits.max_processes}",
         f"--nofile={limits.max_open_files}",
         "--core=0",
@@ -186,6 +200,8 @@ def runtime_args(spec: SandboxSpec, host: HostLayout, server_dir: str, *, check:
         argv.append(f"{server_dir}/server.py")
     if check:
         argv.append("--check")
+    elif spec.prestarted:
+        argv.append("--prestarted")
     return argv
 
 

@@ -81,6 +81,9 @@ class SandboxSpec:
     #: shown to the function as SLESS_FUNCTION / SLESS_NAMESPACE
     function: str = ""
     namespace: str = ""
+    #: a generic worker of the pre-started pool (``prestarting``): no function yet, empty
+    #: code and deps directories, no address-space limit until it is specialized
+    prestarted: bool = False
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name) or ".." in self.name:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
-from .specs import SandboxSpec
+from .specs import Limits, SandboxSpec
 
 _LOG_TAIL_BYTES = 4096
 _LOG_TAIL_LINES = 20
@@ -132,6 +132,8 @@ class Worker:
         self.cgroup_reason = cgroup_reason
         self._process = process
         self._cgroup = cgroup
+        #: host directories removed when the worker stops (a pre-started worker's own)
+        self.owned_dirs: list[Path] = []
 
     def __repr__(self) -> str:
         return f"Worker(name={self.name!r}, pid={self.pid}, returncode={self.returncode})"
@@ -148,6 +150,12 @@ class Worker:
     def oom_killed(self) -> bool:
         """Whether the kernel's OOM killer hit the worker (needs cgroup limits)."""
         return self._cgroup is not None and self._cgroup.oom_killed()
+
+    def assign(self, tenant: str, limits: Limits) -> None:
+        """Move the worker to ``tenant``'s cpu group under ``limits`` (see
+        ``Cgroup.assign``); without a cgroup there is nothing to move."""
+        if self._cgroup is not None:
+            self._cgroup.assign(tenant, limits)
 
     def pids(self) -> set[int]:
         """Host pids of the worker's processes (from the cgroup; empty without one)."""
@@ -179,6 +187,8 @@ class Worker:
             await asyncio.to_thread(self._cgroup.remove)
         with contextlib.suppress(OSError):
             self.socket_path.unlink()
+        for directory in self.owned_dirs:
+            await asyncio.to_thread(shutil.rmtree, directory, True)
         return code
 
 

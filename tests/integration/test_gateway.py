@@ -271,3 +271,35 @@ def test_cookies_do_not_leak_between_callers(gateway: RunningGateway, acme: http
     assert first.headers["set-cookie"] == "session=alice"
     # another caller on the same worker must not be sent alice's cookie
     assert httpx.get(f"{gateway.url}/fn/sless-acme/cookies").text == "none"
+
+
+def test_first_calls_are_served_by_distinct_prestarted_workers(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    code = {
+        "handler.py": (
+            "import os\n"
+            "def handle(event, context):\n"
+            "    return {'pid': os.getpid(), 'ns': context.namespace, 'fn': context.function,\n"
+            "            'files': sorted(os.listdir('/code'))}\n"
+        ),
+        "only_in_a.py": "",
+    }
+    other = gateway.tenant("globex")
+    deploy(acme, "sless-acme", "pooled-a", code)
+    deploy(other, "sless-globex", "pooled-b", {"handler.py": code["handler.py"]})
+    backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
+    assert backend.prestart is not None
+    before = backend.prestart.handed_out
+    a = httpx.get(f"{gateway.url}/fn/sless-acme/pooled-a").json()
+    b = httpx.get(f"{gateway.url}/fn/sless-globex/pooled-b").json()
+    assert (a["ns"], a["fn"]) == ("sless-acme", "pooled-a")
+    assert (b["ns"], b["fn"]) == ("sless-globex", "pooled-b")
+    assert a["files"] == ["handler.py", "only_in_a.py"]
+    assert b["files"] == ["handler.py"]
+    assert backend.prestart.handed_out == before + 2
+    pids_a = backend.pool("sless-acme", "pooled-a").worker_pids()
+    pids_b = backend.pool("sless-globex", "pooled-b").worker_pids()
+    assert pids_a
+    assert pids_b
+    assert not pids_a & pids_b

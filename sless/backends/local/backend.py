@@ -47,6 +47,7 @@ from sless.models import (
 from sless.sandbox import (
     EgressProxy,
     Limits,
+    PrestartPool,
     SandboxSpec,
     Worker,
     WorkerStartError,
@@ -120,12 +121,27 @@ class LocalBackend:
         self._http_open: dict[Key, bool] = {}
         self._http_dirty = asyncio.Event()
         self._http_task: asyncio.Task[None] | None = None
+        #: generic workers that a function's first worker is made from (None: off)
+        self.prestart: PrestartPool | None = None
 
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
         # Unix socket paths are limited to 108 bytes: keep them short, under /tmp.
         self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
+        sandbox = self.settings.sandbox
+        if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
+            self.prestart = PrestartPool(
+                # next to the builds: the code is hard-linked from there
+                slots_dir=self.settings.data_dir / "prestart",
+                sockets_dir=self._run_dir,
+                size=sandbox.prestart_size,
+                limits=self._limits(FunctionSpec.model_fields["memory_mb"].default),
+                runtimes_dir=self.runtimes_dir,
+                bwrap=sandbox.bwrap,
+                start_timeout_s=sandbox.start_timeout_s,
+            )
+            self.prestart.start()
         self._listener = await self.db.acquire()
         await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
         await self._listener.add_listener(TRIGGERS_CHANNEL, self._on_trigger_notify)
@@ -147,6 +163,8 @@ class LocalBackend:
         grace = self.settings.gateway.shutdown_grace_s
         await asyncio.gather(*(pool.close(grace) for pool in self._pools.values()))
         self._pools.clear()
+        if self.prestart is not None:
+            await self.prestart.close()
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
@@ -373,7 +391,6 @@ class LocalBackend:
         socket_dir.mkdir(parents=True, exist_ok=True)
         log_file = self.logs_dir / namespace / f"{name}.log"
         log_file.parent.mkdir(parents=True, exist_ok=True)
-        sandbox = self.settings.sandbox
         return SandboxSpec(
             name=f"{namespace}.{name}.{serial}",
             runtime=spec.runtime.value,
@@ -385,18 +402,22 @@ class LocalBackend:
             namespace=namespace,
             socket_dir=socket_dir,
             log_file=log_file,
-            limits=Limits(
-                memory_mb=spec.memory_mb,
-                cpu_seconds=None,
-                max_processes=sandbox.max_processes,
-                max_open_files=sandbox.max_open_files,
-                tmp_size_mb=sandbox.tmp_size_mb,
-            ),
+            limits=self._limits(spec.memory_mb),
             # never the host's network: egress goes through the allowlisting proxy
             network=False,
             egress_socket=egress_socket,
             timeout_s=spec.timeout_s,
             concurrency=spec.concurrency,
+        )
+
+    def _limits(self, memory_mb: int) -> Limits:
+        sandbox = self.settings.sandbox
+        return Limits(
+            memory_mb=memory_mb,
+            cpu_seconds=None,
+            max_processes=sandbox.max_processes,
+            max_open_files=sandbox.max_open_files,
+            tmp_size_mb=sandbox.tmp_size_mb,
         )
 
     async def _start_worker(
@@ -412,6 +433,10 @@ class LocalBackend:
         sandbox_spec = self._sandbox_spec(
             namespace, name, spec, build, serial=serial, egress_socket=egress_socket
         )
+        if self.prestart is not None:
+            worker = await self.prestart.take(sandbox_spec)
+            if worker is not None:
+                return worker
         try:
             return await start_worker(
                 sandbox_spec,

@@ -73,6 +73,10 @@ class FunctionPool:
     def size(self) -> int:
         return len(self._slots)
 
+    def worker_pids(self) -> set[int]:
+        """Host pids of the pool's workers (their bubblewrap processes)."""
+        return {slot.worker.pid for slot in self._slots}
+
     @property
     def inflight(self) -> int:
         return sum(slot.inflight for slot in self._slots)

@@ -263,3 +263,18 @@ def test_spec_env_is_a_private_copy() -> None:
     spec = make_spec(env=env)
     env["B"] = "2"
     assert dict(spec.env) == {"A": "1"}
+
+
+def test_a_prestarted_worker_gets_no_function_and_sets_its_own_address_space() -> None:
+    args = argv(make_spec(prestarted=True, env={}))
+    env = dict(pairs(options(args), "--setenv"))
+    assert env["SLESS_SOCKET"] == "/run/sless/worker.sock"
+    assert env["SLESS_CODE_DIR"] == "/code"
+    assert not {"SLESS_FUNCTION", "SLESS_NAMESPACE", "SLESS_ENTRYPOINT"} & set(env)
+    command = inner(args)
+    assert not any(a.startswith("--as=") for a in command)
+    assert any(a.startswith("--nproc=") for a in command)
+    assert command[-1] == "--prestarted"
+    # the same sandbox as any worker: every namespace unshared, code read-only
+    assert "--unshare-all" in options(args)
+    assert ("/data/code/abc", "/code") in pairs(options(args), "--ro-bind")
