@@ -1,183 +1,229 @@
-"""Invocation benchmark: the gateway against calling the worker's socket directly.
+"""The gateway's invocation path under wrk, against nginx in front of the same workers.
 
-Starts a real platform (`sless up`: embedded PostgreSQL, bubblewrap workers) on a free
-port, deploys examples/hello-python, then measures in the same run:
+Starts a real platform (`sless up`: embedded PostgreSQL, bubblewrap workers), deploys
+examples/hello-python with ``concurrency`` 16, then:
 
-- cold start: the first invocation of the freshly deployed function (starts a worker);
-- warm: latency p50/p99 and requests/s through ``/fn/...``;
-- baseline: the same load straight to the worker's Unix socket (no gateway);
-- reference proxy: nginx in front of the same worker socket (when nginx is installed),
-  the figure a proxy in this position should be compared with.
+1. warms up: wrk at the highest connection count, so the gateway starts every worker it
+   starts under load (up to 4 per function);
+2. finds the function's worker sockets (all of them: generic pre-started workers, which
+   do not speak HTTP, are left out) and starts nginx (one worker process, like the
+   gateway's one process) with all of them as a keep-alive upstream;
+3. ``--runs`` times, for each connection count: wrk on the gateway, then wrk on nginx;
+4. a direct baseline: a minimal keep-alive HTTP/1.1 client (asyncio, Unix socket) calling
+   the same sockets at 16 connections. wrk speaks only TCP, so this is what "added
+   latency" is measured against: p50 through the proxy minus p50 direct, for both proxies.
 
-Prints the figures and the gateway/direct ratios. Usage:
-    uv run python bench/invoke.py [--requests 4000] [--concurrency 16]
+Rows: p99 and throughput at every connection count, gateway against nginx, and the added
+p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them).
+
+    uv run python bench/invoke.py [--runs 3] [--duration 10] [--connections 16,64]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import glob
-import io
 import os
+import re
 import shutil
+import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-import zipfile
 from pathlib import Path
 
-import aiohttp
 import httpx
-from platform_process import ROOT, admin_client, free_port, running_platform
+from platform_process import ROOT, admin_client, deploy, onboard, started_platform
+from table import Row, median, note, row
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+_REQUEST = b"GET / HTTP/1.1\r\nHost: worker\r\n\r\n"
 
 
-def _zip(directory: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(directory.iterdir()):
-            archive.write(path, path.name)
-    return buffer.getvalue()
-
-
-async def _load(
-    session: aiohttp.ClientSession, url: str, requests: int, concurrency: int
-) -> tuple[list[float], float, int]:
-    latencies: list[float] = []
-    errors = 0
-    remaining = requests
-
-    async def worker() -> None:
-        nonlocal remaining, errors
-        while remaining > 0:
-            remaining -= 1
-            started = time.perf_counter()
-            async with session.get(url) as response:
-                await response.read()
-                if response.status != 200:
-                    errors += 1
-            latencies.append((time.perf_counter() - started) * 1000)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return latencies, time.perf_counter() - started, errors
-
-
-def _summary(name: str, latencies: list[float], elapsed: float, errors: int) -> dict[str, float]:
-    q = statistics.quantiles(latencies, n=100)
-    figures = {"p50": q[49], "p99": q[98], "rps": len(latencies) / elapsed}
-    print(
-        f"{name:<8} p50 {figures['p50']:7.2f} ms  p99 {figures['p99']:7.2f} ms"
-        f"  {figures['rps']:8.0f} req/s  ({len(latencies)} requests, {errors} errors)"
-    )
+def wrk(url: str, connections: int, duration_s: int) -> dict[str, float]:
+    """p50/p99 in ms and requests/s of one wrk run (2 threads: the machine's 2 cores)."""
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration_s}s", "--latency", url]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    figures = {}
+    for label, key in (("50%", "p50"), ("99%", "p99")):
+        match = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.MULTILINE)
+        if match is None:
+            raise RuntimeError(f"no {label} in wrk's output:\n{out}")
+        figures[key] = float(match.group(1)) * _UNITS[match.group(2)]
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", out, re.MULTILINE)
+    if rps is None:
+        raise RuntimeError(f"no Requests/sec in wrk's output:\n{out}")
+    figures["rps"] = float(rps.group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        note(f"  wrk {url}: {errors.group(1)} non-2xx answers")
     return figures
 
 
-async def _run(
-    name: str, url: str, requests: int, concurrency: int, **kw: object
-) -> dict[str, float]:
-    async with aiohttp.ClientSession(**kw) as session:  # type: ignore[arg-type]
-        await _load(session, url, 200, concurrency)  # warm-up
-        return _summary(name, *await _load(session, url, requests, concurrency))
+def _speaks_http(path: Path) -> bool:
+    """A specialized or directly started worker answers HTTP; a generic one waits for its
+    specialization and answers nothing (it drops what it cannot parse)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        try:
+            sock.connect(str(path))
+            sock.sendall(_REQUEST)
+            return sock.recv(12).startswith(b"HTTP/1.1 200")
+        except OSError:
+            return False
 
 
-def _ratio(name: str, a: dict[str, float], b: dict[str, float]) -> None:
-    print(
-        f"ratio {name}: p50 x{a['p50'] / b['p50']:.2f}, p99 x{a['p99'] / b['p99']:.2f},"
-        f" throughput x{a['rps'] / b['rps']:.2f}"
-    )
-
-
-def _start_nginx(socket_path: str, workdir: Path) -> tuple[subprocess.Popen[bytes], str] | None:
+def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Popen[bytes]:
     nginx = shutil.which("nginx")
     if nginx is None:
-        print("nginx not installed: no reference proxy (apt-get install nginx-light)")
-        return None
-    port = free_port()
+        sys.exit("nginx is not installed (apt-get install nginx-light)")
+    servers = "".join(f"server unix:{path}; " for path in sockets)
     conf = workdir / "nginx.conf"
     conf.write_text(
         "worker_processes 1; pid nginx.pid; error_log stderr error; daemon off;\n"
-        # the worker socket is in a root-only directory when sless runs as root
+        # the worker sockets are in a root-only directory when sless runs as root
         + ("user root;\n" if os.geteuid() == 0 else "")
-        + "events { worker_connections 1024; }\n"
+        + "events { worker_connections 4096; }\n"
         "http { access_log off;\n"
-        f"  upstream worker {{ server unix:{socket_path}; keepalive 32; }}\n"
+        f"  upstream worker {{ {servers} keepalive 128; }}\n"
         f"  server {{ listen 127.0.0.1:{port};\n"
         "    location / { proxy_pass http://worker; proxy_http_version 1.1;\n"
         '      proxy_set_header Connection ""; } } }\n'
     )
     process = subprocess.Popen([nginx, "-p", str(workdir), "-c", str(conf)])
-    url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            httpx.get(url)
-            return process, url
+            httpx.get(f"http://127.0.0.1:{port}/")
+            return process
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()
-    return None
+    sys.exit("nginx did not start")
 
 
-async def _measure(
-    url: str, socket_path: str, requests: int, concurrency: int, workdir: Path
-) -> None:
-    gateway = await _run("gateway", url, requests, concurrency)
-    direct = await _run(
-        "direct",
-        "http://worker/",
-        requests,
-        concurrency,
-        connector=aiohttp.UnixConnector(path=socket_path),
+async def _direct_connection(path: Path, until: float, latencies: list[float]) -> None:
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    try:
+        while time.perf_counter() < until:
+            started = time.perf_counter()
+            writer.write(_REQUEST)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+            await reader.readexactly(length)
+            latencies.append((time.perf_counter() - started) * 1000)
+    finally:
+        writer.close()
+
+
+async def _direct(sockets: list[Path], connections: int, duration_s: float) -> float:
+    latencies: list[float] = []
+    until = time.perf_counter() + duration_s
+    await asyncio.gather(
+        *(
+            _direct_connection(sockets[i % len(sockets)], until, latencies)
+            for i in range(connections)
+        )
     )
-    _ratio("gateway/direct", gateway, direct)
-    started = _start_nginx(socket_path, workdir)
-    if started is not None:
-        process, nginx_url = started
+    return statistics.median(latencies)
+
+
+def measure(runs: int, duration_s: int, connections: list[int]) -> dict[str, list[float]]:
+    figures: dict[str, list[float]] = {}
+    with (
+        started_platform() as platform,
+        tempfile.TemporaryDirectory(prefix="sless-nginx-") as work,
+    ):
+        admin = admin_client(platform.url)
+        tenant = onboard(admin, "bench")
+        code = {p.name: p.read_text() for p in (ROOT / "examples/hello-python").iterdir()}
+        deploy(tenant, "sless-bench", "hello", code, {"concurrency": 16})
+        url = f"{platform.url}/fn/sless-bench/hello"
+        wrk(url, max(connections), 5)
+        sockets = [p for p in platform.worker_sockets() if _speaks_http(p)]
+        note(f"  {len(sockets)} worker sockets of the function; nginx gets all of them")
+        port = _free_port()
+        nginx = start_nginx(sockets, Path(work), port)
         try:
-            nginx = await _run("nginx", nginx_url, requests, concurrency)
+            for run in range(runs):
+                for c in connections:
+                    for name, target in (("gateway", url), ("nginx", f"http://127.0.0.1:{port}/")):
+                        result = wrk(target, c, duration_s)
+                        note(f"  run {run + 1} {name:7s} c={c:<3d} {result}")
+                        for key, value in result.items():
+                            figures.setdefault(f"{name}.{c}.{key}", []).append(value)
+                figures.setdefault("direct.16.p50", []).append(
+                    asyncio.run(_direct(sockets, 16, min(duration_s, 5)))
+                )
         finally:
-            process.terminate()
-            process.wait()
-        _ratio("gateway/nginx", gateway, nginx)
+            nginx.terminate()
+            nginx.wait()
+        tenant.close()
+        admin.close()
+    return figures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=4000)
-    parser.add_argument("--concurrency", type=int, default=16)
-    args = parser.parse_args()
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
-    with running_platform() as url, tempfile.TemporaryDirectory(prefix="sless-nginx-") as work:
-        admin = admin_client(url)
-        token = admin.post("/v1/admin/tenants", json={"name": "bench"}).json()["token"]
-        tenant = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"})
-        path = "/v1/namespaces/sless-bench/functions/hello"
-        tenant.put(path, json={"concurrency": args.concurrency}).raise_for_status()
-        tenant.post(
-            path + "/upload", content=_zip(ROOT / "examples/hello-python")
-        ).raise_for_status()
-        while tenant.get(path).json()["status"]["phase"] != "Ready":
-            time.sleep(0.05)
-        started = time.perf_counter()
-        first = httpx.get(f"{url}/fn/sless-bench/hello", timeout=60)
-        cold = (time.perf_counter() - started) * 1000
-        print(f"cold start (first invocation after deploy): {cold:.0f} ms ({first.status_code})")
-        sockets = glob.glob("/tmp/sless-run-*/*/worker.sock")
-        sockets.sort(key=os.path.getmtime)
-        asyncio.run(
-            _measure(
-                f"{url}/fn/sless-bench/hello",
-                sockets[-1],
-                args.requests,
-                args.concurrency,
-                Path(work),
+
+def rows(args: argparse.Namespace) -> list[Row]:
+    connections = [int(c) for c in args.connections.split(",")]
+    f = measure(args.runs, args.duration, connections)
+    out = []
+    for c in connections:
+        out.append(
+            row(
+                f"gateway p99 at {c} connections (wrk)",
+                f[f"gateway.{c}.p99"],
+                "ms",
+                baseline=f[f"nginx.{c}.p99"],
+                baseline_name="nginx",
+                target="ratio <= 1.5",
             )
         )
-        admin.close()
-        tenant.close()
+    for c in connections:
+        out.append(
+            row(
+                f"gateway throughput at {c} connections (wrk)",
+                f[f"gateway.{c}.rps"],
+                "req/s",
+                baseline=f[f"nginx.{c}.rps"],
+                baseline_name="nginx",
+                target="ratio >= 1.0",
+            )
+        )
+    if 16 in connections:
+        direct = f["direct.16.p50"]
+        added = [g - d for g, d in zip(f["gateway.16.p50"], direct, strict=True)]
+        nginx_added = [n - d for n, d in zip(f["nginx.16.p50"], direct, strict=True)]
+        note(f"  direct p50 at 16 connections: {median(direct):.2f} ms")
+        out.append(
+            row(
+                "gateway added latency p50 at 16 connections",
+                added,
+                "ms",
+                baseline=nginx_added,
+                baseline_name="nginx's",
+                target="<= nginx's",
+            )
+        )
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
+    parser.add_argument("--connections", default="16,64", help="wrk connection counts")
 
 
 if __name__ == "__main__":
-    main()
+    from table import render
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="repetitions of every figure")
+    add_arguments(parser)
+    print(render(rows(parser.parse_args())))

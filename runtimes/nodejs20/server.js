@@ -17,9 +17,7 @@
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
-const crypto = require('crypto');
 const Module = require('module');
-const { pathToFileURL } = require('url');
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const ENTRYPOINT_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -92,7 +90,7 @@ async function loadHandler(config) {
     try {
       mod = require(file);
     } catch (err) {
-      if (err && err.code === 'ERR_REQUIRE_ESM') mod = await import(pathToFileURL(file).href);
+      if (err && err.code === 'ERR_REQUIRE_ESM') mod = await import(require('url').pathToFileURL(file).href);
       else throw err;
     }
   } catch (err) {
@@ -298,7 +296,7 @@ function serve(config, func) {
       const v = req.headers[n];
       return Array.isArray(v) ? v[0] : v;
     };
-    const invocationId = header('x-sless-invocation-id') || crypto.randomUUID().replace(/-/g, '');
+    const invocationId = header('x-sless-invocation-id') || require('crypto').randomUUID().replace(/-/g, '');
     let deadline = parseFloat(header('x-sless-deadline'));
     if (!Number.isFinite(deadline)) deadline = Date.now() / 1000 + config.timeoutS;
     const base = { 'x-sless-invocation-id': invocationId };

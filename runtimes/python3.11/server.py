@@ -25,24 +25,53 @@ Design:
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
-import concurrent.futures
-import contextlib
-import importlib
-import inspect
-import json
-import os
-import re
-import signal
-import site
-import socket
 import sys
-import time
-import traceback
-import uuid
-from typing import Any
+
+
+def _import_asyncio_without_ssl() -> None:
+    """asyncio imports ssl (OpenSSL: about 1.2 MB of PSS per worker) for TLS that this
+    server never does. Import it with ssl hidden, then give asyncio a stand-in that imports
+    the real module the first time anything in asyncio touches it (a handler making TLS
+    connections with asyncio). The tenant's own ``import ssl`` is unaffected."""
+    if "ssl" in sys.modules:
+        import asyncio  # noqa: F401
+        return
+    sys.modules["ssl"] = None  # type: ignore[assignment]
+    try:
+        import asyncio.base_events
+        import asyncio.selector_events
+        import asyncio.sslproto
+    finally:
+        del sys.modules["ssl"]
+    users = (asyncio.base_events, asyncio.selector_events, asyncio.sslproto)
+
+    class LazySSL:
+        def __getattr__(self, name: str):
+            import ssl
+
+            for module in users:
+                module.ssl = ssl
+            return getattr(ssl, name)
+
+    for module in users:
+        module.ssl = LazySSL()
+
+
+_import_asyncio_without_ssl()
+
+import asyncio  # noqa: E402
+import concurrent.futures  # noqa: E402
+import contextlib  # noqa: E402
+import importlib  # noqa: E402
+import inspect  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any  # noqa: E402
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 MAX_HEADER_BYTES = 64 * 1024
@@ -167,6 +196,8 @@ def load_handler(config: Config) -> Any:
         raise LoadError(f"invalid entrypoint {config.entrypoint!r}: expected 'module.function'")
     module_name, func_name = config.entrypoint.rsplit(".", 1)
     if config.deps_dir:
+        import site
+
         sys.path.insert(0, config.deps_dir)
         # processes .pth files of installed packages; the directory is already on the path
         site.addsitedir(config.deps_dir)
@@ -331,6 +362,8 @@ def build_event(request: Request) -> dict[str, Any]:
         try:
             text = request.body.decode("utf-8")
         except UnicodeDecodeError:
+            import base64
+
             body = base64.b64encode(request.body).decode("ascii")
             is_b64 = True
         else:
@@ -382,6 +415,9 @@ def make_response(result: Any) -> tuple[int, dict[str, str], bytes]:
             headers.setdefault("content-type", "application/octet-stream")
         elif isinstance(body, str):
             if result.get("isBase64Encoded"):
+                import base64
+                import binascii
+
                 try:
                     payload = base64.b64decode(body, validate=True)
                 except (binascii.Error, ValueError) as e:
@@ -424,7 +460,7 @@ class Server:
 
     async def invoke(self, request: Request) -> tuple[int, dict[str, str], bytes]:
         values = dict(request.headers)
-        invocation_id = values.get("x-sless-invocation-id") or uuid.uuid4().hex
+        invocation_id = values.get("x-sless-invocation-id") or os.urandom(16).hex()
         try:
             deadline = float(values["x-sless-deadline"])
         except (KeyError, ValueError):
