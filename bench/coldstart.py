@@ -94,12 +94,12 @@ def rows(args: argparse.Namespace) -> list[Row]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, default=3, help="repetitions of every figure")
+    """No options of its own."""
 
 
 if __name__ == "__main__":
     from table import render
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_arguments(parser)
+    parser.add_argument("--runs", type=int, default=3, help="repetitions of every figure")
     print(render(rows(parser.parse_args())))

@@ -42,9 +42,14 @@ _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 _REQUEST = b"GET / HTTP/1.1\r\nHost: worker\r\n\r\n"
 
 
-def wrk(url: str, connections: int, duration_s: int) -> dict[str, float]:
+def wrk(
+    url: str, connections: int, duration_s: int, *, script: Path | None = None
+) -> dict[str, float]:
     """p50/p99 in ms and requests/s of one wrk run (2 threads: the machine's 2 cores)."""
-    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration_s}s", "--latency", url]
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration_s}s", "--latency"]
+    if script is not None:
+        command += ["-s", str(script)]
+    command.append(url)
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     figures = {}
     for label, key in (("50%", "p50"), ("99%", "p99")):
@@ -216,7 +221,6 @@ def rows(args: argparse.Namespace) -> list[Row]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     parser.add_argument("--connections", default="16,64", help="wrk connection counts")
 
 
@@ -225,5 +229,6 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="repetitions of every figure")
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     add_arguments(parser)
     print(render(rows(parser.parse_args())))
