@@ -135,10 +135,12 @@ async def _direct(sockets: list[Path], connections: int, duration_s: float) -> f
     return statistics.median(latencies)
 
 
-def measure(runs: int, duration_s: int, connections: list[int]) -> dict[str, list[float]]:
+def measure(
+    runs: int, duration_s: int, connections: list[int], env: dict[str, str]
+) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     with (
-        started_platform() as platform,
+        started_platform(env) as platform,
         tempfile.TemporaryDirectory(prefix="sless-nginx-") as work,
     ):
         admin = admin_client(platform.url)
@@ -178,7 +180,8 @@ def _free_port() -> int:
 
 def rows(args: argparse.Namespace) -> list[Row]:
     connections = [int(c) for c in args.connections.split(",")]
-    f = measure(args.runs, args.duration, connections)
+    env = {"SLESS_GATEWAY_HTTP": args.http} if args.http else {}
+    f = measure(args.runs, args.duration, connections, env)
     out = []
     for c in connections:
         out.append(
@@ -222,6 +225,9 @@ def rows(args: argparse.Namespace) -> list[Row]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--connections", default="16,64", help="wrk connection counts")
+    parser.add_argument(
+        "--http", choices=["httptools", "h11"], help="the gateway's HTTP parser (default: its own)"
+    )
 
 
 if __name__ == "__main__":

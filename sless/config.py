@@ -46,6 +46,10 @@ class GatewaySettings(BaseModel):
     shutdown_grace_s: float = 10.0
     #: public URL of the gateway, shown to users (defaults to http://host:port)
     public_url: str | None = None
+    #: uvicorn's HTTP/1.1 implementation for ``sless up``: httptools (llhttp, C) or h11
+    #: (pure Python); both pass the request-smuggling tests, docs/PERFORMANCE.md has the
+    #: figures that chose the default
+    http: Literal["httptools", "h11"] = "httptools"
 
 
 class AdminSettings(BaseModel):

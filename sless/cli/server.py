@@ -67,7 +67,7 @@ def run_up(settings: Settings) -> None:
         access_log=False,
         timeout_graceful_shutdown=int(settings.gateway.shutdown_grace_s),
         loop="uvloop",
-        http="httptools",
+        http=settings.gateway.http,
     )
     server = _graceful_server_class()(config)
     click.echo(

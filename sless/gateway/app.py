@@ -7,6 +7,7 @@ the platform (database pool, backend, invocation writer).
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -21,6 +22,26 @@ from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
+
+#: allocations (net) between two young-generation collections; CPython's default is 700
+GC_GEN0_THRESHOLD = 20_000
+
+
+def settle_heap() -> None:
+    """Keep the cyclic garbage collector's pauses off the invocation path.
+
+    After start-up the process holds a few hundred thousand long-lived objects (FastAPI,
+    pydantic models, asyncpg, the settings), and every full collection walked all of
+    them: under wrk, full collections took 240-360 ms each and were the gateway's p99
+    (measured with ``gc.callbacks``, bench/invoke.py). ``gc.freeze()`` moves everything
+    alive at start-up out of the collector's sight for good, and a higher young-generation
+    threshold makes the remaining collections rarer (a request's objects are freed by
+    reference counting, not by the collector). Cycles made later are still collected.
+    """
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 class Gateway:
@@ -45,6 +66,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         platform = await Platform.start(settings, database_url, on_admin_token=on_admin_token)
         app.state.platform = platform
+        settle_heap()
         try:
             yield
         finally:
