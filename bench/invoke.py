@@ -9,9 +9,10 @@ examples/hello-python with ``concurrency`` 16, then:
    do not speak HTTP, are left out) and starts nginx (one worker process, like the
    gateway's one process) with all of them as a keep-alive upstream;
 3. ``--runs`` times, for each connection count: wrk on the gateway, then wrk on nginx;
-4. a direct baseline: a minimal keep-alive HTTP/1.1 client (asyncio, Unix socket) calling
-   the same sockets at 16 connections. wrk speaks only TCP, so this is what "added
-   latency" is measured against: p50 through the proxy minus p50 direct, for both proxies.
+4. added latency: wrk speaks only TCP and the workers listen on Unix sockets, so one
+   minimal keep-alive HTTP/1.1 client (asyncio) measures p50 at 16 connections three
+   ways in each run: straight to the worker sockets, through the gateway, through nginx.
+   A proxy's added latency is its p50 minus the direct p50 (same client, same run).
 
 Rows: p99 and throughput at every connection count, gateway against nginx, and the added
 p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them).
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -109,30 +111,59 @@ def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Pop
     sys.exit("nginx did not start")
 
 
-async def _direct_connection(path: Path, until: float, latencies: list[float]) -> None:
-    reader, writer = await asyncio.open_unix_connection(str(path))
+Opener = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
+
+
+async def _client_connection(
+    open_connection: Opener, request: bytes, until: float, latencies: list[float]
+) -> None:
+    reader, writer = await open_connection()
     try:
         while time.perf_counter() < until:
             started = time.perf_counter()
-            writer.write(_REQUEST)
+            writer.write(request)
             head = await reader.readuntil(b"\r\n\r\n")
-            length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
-            await reader.readexactly(length)
+            length = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
+            if length is None:
+                raise RuntimeError(f"no content-length in {head[:200]!r}")
+            await reader.readexactly(int(length.group(1)))
             latencies.append((time.perf_counter() - started) * 1000)
     finally:
         writer.close()
 
 
-async def _direct(sockets: list[Path], connections: int, duration_s: float) -> float:
+async def _client_p50(openers: list[Opener], request: bytes, connections: int, s: float) -> float:
+    """p50 of a minimal keep-alive HTTP/1.1 client (the same one for every target)."""
     latencies: list[float] = []
-    until = time.perf_counter() + duration_s
+    until = time.perf_counter() + s
     await asyncio.gather(
         *(
-            _direct_connection(sockets[i % len(sockets)], until, latencies)
+            _client_connection(openers[i % len(openers)], request, until, latencies)
             for i in range(connections)
         )
     )
     return statistics.median(latencies)
+
+
+def _added_latency(
+    url_path: str, gateway_port: int, nginx_port: int, sockets: list[Path]
+) -> dict[str, float]:
+    """p50 at 16 connections of the same Python client: direct, through each proxy."""
+
+    def tcp(port: int) -> Opener:
+        return lambda: asyncio.open_connection("127.0.0.1", port)
+
+    def unix(path: Path) -> Opener:
+        return lambda: asyncio.open_unix_connection(str(path))
+
+    def get(path: str) -> bytes:
+        return f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+
+    return {
+        "direct": asyncio.run(_client_p50([unix(p) for p in sockets], get("/"), 16, 5)),
+        "gateway": asyncio.run(_client_p50([tcp(gateway_port)], get(url_path), 16, 5)),
+        "nginx": asyncio.run(_client_p50([tcp(nginx_port)], get("/"), 16, 5)),
+    }
 
 
 def measure(
@@ -161,9 +192,11 @@ def measure(
                         note(f"  run {run + 1} {name:7s} c={c:<3d} {result}")
                         for key, value in result.items():
                             figures.setdefault(f"{name}.{c}.{key}", []).append(value)
-                figures.setdefault("direct.16.p50", []).append(
-                    asyncio.run(_direct(sockets, 16, min(duration_s, 5)))
-                )
+                gateway_port = int(platform.url.rsplit(":", 1)[1])
+                added = _added_latency("/fn/sless-bench/hello", gateway_port, port, sockets)
+                note(f"  run {run + 1} client p50 at 16 connections: {added}")
+                for key, value in added.items():
+                    figures.setdefault(f"client.{key}", []).append(value)
         finally:
             nginx.terminate()
             nginx.wait()
@@ -205,21 +238,20 @@ def rows(args: argparse.Namespace) -> list[Row]:
                 target="ratio >= 1.0",
             )
         )
-    if 16 in connections:
-        direct = f["direct.16.p50"]
-        added = [g - d for g, d in zip(f["gateway.16.p50"], direct, strict=True)]
-        nginx_added = [n - d for n, d in zip(f["nginx.16.p50"], direct, strict=True)]
-        note(f"  direct p50 at 16 connections: {median(direct):.2f} ms")
-        out.append(
-            row(
-                "gateway added latency p50 at 16 connections",
-                added,
-                "ms",
-                baseline=nginx_added,
-                baseline_name="nginx's",
-                target="<= nginx's",
-            )
+    direct = f["client.direct"]
+    added = [g - d for g, d in zip(f["client.gateway"], direct, strict=True)]
+    nginx_added = [n - d for n, d in zip(f["client.nginx"], direct, strict=True)]
+    note(f"  direct p50 at 16 connections (the Python client): {median(direct):.2f} ms")
+    out.append(
+        row(
+            "gateway added latency p50 at 16 connections",
+            added,
+            "ms",
+            baseline=nginx_added,
+            baseline_name="nginx's",
+            target="<= nginx's",
         )
+    )
     return out
 
 

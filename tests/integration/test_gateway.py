@@ -303,3 +303,12 @@ def test_first_calls_are_served_by_distinct_prestarted_workers(
     assert pids_a
     assert pids_b
     assert not pids_a & pids_b
+
+
+def test_the_start_up_heap_is_frozen_out_of_the_collector(gateway: RunningGateway) -> None:
+    import gc
+
+    from sless.gateway.app import GC_GEN0_THRESHOLD
+
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] == GC_GEN0_THRESHOLD
