@@ -115,13 +115,21 @@ class Cgroup:
             return cls(dirs, root), "cgroup v1 memory and pids limits applied; no cpu shares"
         return cls(dirs, root), "cgroup v1 memory, pids and per-tenant cpu shares applied"
 
-    def assign(self, tenant: str, limits: Limits) -> None:
-        """Give a running group another tenant's cpu group and new memory and pids limits.
+    def assign(self, name: str, tenant: str, limits: Limits) -> None:
+        """Make a running group the one a worker ``name`` of ``tenant`` would have had.
 
-        For a pre-started worker being specialized: its processes move to ``tenant``'s cpu
-        group and its limits become the function's, before any of the function's code
-        runs. OSError (e.g. EBUSY: the worker already uses more memory than the new
-        limit) leaves the worker unfit to serve; the caller stops it."""
+        For a pre-started worker being specialized, before any of the function's code
+        runs: its memory and pids groups are renamed ``name`` (cgroup v1 renames within
+        one parent; a clash keeps the old name), their limits become the function's, and
+        its processes move to ``<tenant>/<name>`` in the cpu hierarchy. OSError (e.g.
+        EBUSY: the worker already uses more memory than the new limit) leaves the worker
+        unfit to serve; the caller stops it."""
+        for controller in ("memory", "pids"):
+            path = self.dirs.get(controller)
+            if path is not None and path.name != name:
+                with contextlib.suppress(OSError):
+                    path.rename(path.with_name(name))
+                    self.dirs[controller] = path.with_name(name)
         memory = self.dirs.get("memory")
         if memory is not None:
             value = str(limits.memory_mb * 1024 * 1024)
@@ -134,15 +142,15 @@ class Cgroup:
                     order.insert(0, "memory.memsw.limit_in_bytes")
                 else:
                     order.append("memory.memsw.limit_in_bytes")
-            for name in order:
-                (memory / name).write_text(value)
+            for limit_file in order:
+                (memory / limit_file).write_text(value)
         pids = self.dirs.get("pids")
         if pids is not None:
             (pids / "pids.max").write_text(str(limits.max_processes))
         old = self.dirs.get("cpu")
-        if old is None or memory is None:
+        if old is None:
             return
-        new = _cpu_dir(self.root, tenant, memory.name)
+        new = _cpu_dir(self.root, tenant, name)
         if new == old:
             return
         for pid in sorted(self.pids()):

@@ -12,8 +12,8 @@ Specializing a worker, before any of the function's code runs in it:
 1. the function's code and deps are hard-linked (copied when the file systems differ)
    into the worker's own, until then empty, directories that are bound read-only at
    ``/code`` and ``/deps``: the sandbox sees exactly what a directly started worker sees;
-2. its cgroup takes the function's memory and pids limits and moves into the tenant's
-   cpu group;
+2. its cgroup becomes the one a directly started worker of the function would have: named
+   after it, with the function's memory and pids limits, in the tenant's cpu group;
 3. the message carries the environment a directly started worker gets, the function's
    address-space limit (the runtime lowers its own RLIMIT_AS: it can never raise it
    again, it has no capabilities) and, as the only file descriptor, the function's log
@@ -277,7 +277,7 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
 
 
 def _hand_over(worker: Worker, spec: SandboxSpec, generic: SandboxSpec) -> None:
-    worker.assign(spec.namespace, spec.limits)
+    worker.assign(spec.name, spec.namespace, spec.limits)
     _link_tree(spec.code_dir, generic.code_dir)
     if spec.deps_dir is not None and generic.deps_dir is not None:
         _link_tree(spec.deps_dir, generic.deps_dir)

@@ -151,11 +151,11 @@ class Worker:
         """Whether the kernel's OOM killer hit the worker (needs cgroup limits)."""
         return self._cgroup is not None and self._cgroup.oom_killed()
 
-    def assign(self, tenant: str, limits: Limits) -> None:
-        """Move the worker to ``tenant``'s cpu group under ``limits`` (see
-        ``Cgroup.assign``); without a cgroup there is nothing to move."""
+    def assign(self, name: str, tenant: str, limits: Limits) -> None:
+        """Make the worker's cgroup that of worker ``name`` of ``tenant`` under ``limits``
+        (see ``Cgroup.assign``); without a cgroup there is nothing to move."""
         if self._cgroup is not None:
-            self._cgroup.assign(tenant, limits)
+            self._cgroup.assign(name, tenant, limits)
 
     def pids(self) -> set[int]:
         """Host pids of the worker's processes (from the cgroup; empty without one)."""

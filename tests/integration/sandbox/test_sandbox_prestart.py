@@ -193,12 +193,14 @@ async def test_the_worker_moves_into_the_tenants_cgroup_with_the_functions_memor
         for pid in pids:
             groups = Path(f"/proc/{pid}/cgroup").read_text()
             cpu = next(line for line in groups.splitlines() if ":cpu," in line or ":cpu:" in line)
-            assert "/sless/tenant-c/" in cpu, cpu
+            assert cpu.endswith(f"/sless/tenant-c/{spec.name}"), cpu
         memory = next(
             line.split(":", 2)[2]
             for line in Path(f"/proc/{min(pids)}/cgroup").read_text().splitlines()
             if ":memory:" in line
         )
+        # named as a directly started worker of the function would be
+        assert memory == f"/sless/{spec.name}"
         limit = Path("/sys/fs/cgroup/memory", memory.lstrip("/"), "memory.limit_in_bytes")
         assert int(limit.read_text()) == 96 * 1024 * 1024
     finally:
