@@ -7,9 +7,10 @@ invocation to. Validation, blobs, tenancy and the HTTP API are shared and live o
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sless.backends.http1 import Http1Client
 from sless.models import (
@@ -35,6 +36,11 @@ class Upstream:
 
 
 class Backend(Protocol):
+    #: whether the process holding this backend runs cron ticks, job runs and RabbitMQ
+    #: consumers itself (embedded mode), or the cluster does (Kubernetes mode: CronJobs
+    #: and Jobs made by the operator, consumers in ``sless events``)
+    events_in_process: ClassVar[bool]
+
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
@@ -89,6 +95,11 @@ class Backend(Protocol):
         """Lease an upstream for one invocation of the serving version."""
         ...
 
+    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
+        """Have an instance of the serving version up now and until ``until`` (monotonic),
+        where the mode can (a cron trigger's ``prewarm_s``); a no-op where it cannot."""
+        ...
+
     # -- triggers and jobs (tables in embedded mode, Trigger/FunctionJob resources) ------
 
     async def put_trigger(
@@ -112,3 +123,33 @@ class Backend(Protocol):
     async def list_jobs(self, namespace: str) -> list[FunctionJob]: ...
 
     async def delete_job(self, namespace: str, name: str) -> None: ...
+
+
+class WatchedTrigger(Protocol):
+    """One trigger as a ``TriggerWatch`` holds it."""
+
+    @property
+    def trigger(self) -> Trigger: ...
+
+    @property
+    def version(self) -> str:
+        """Changes whenever the trigger is written (not on a status write)."""
+        ...
+
+
+class TriggerWatch(Protocol):
+    """A live view of every tenant's triggers, kept current by a watch."""
+
+    def triggers(self) -> Sequence[WatchedTrigger]: ...
+
+
+class TriggerWatcher(Protocol):
+    """A backend whose triggers live outside the database and can be watched (Kubernetes)."""
+
+    async def watch_triggers(self, on_change: Callable[[], None] | None = None) -> TriggerWatch:
+        """Start watching (after the first list) and call ``on_change`` on every change."""
+        ...
+
+
+class ClusterBackend(Backend, TriggerWatcher, Protocol):
+    """What the ``sless events`` process needs: serving, upstreams, and watched triggers."""
