@@ -27,7 +27,6 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from sless.backends.base import Upstream
-from sless.backends.kubernetes.api import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
@@ -48,6 +47,7 @@ from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
+from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
 from sless.models import (
     CodeRef,
     Function,
