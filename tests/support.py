@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -57,6 +57,36 @@ def serve_in_thread(app: Any, port: int, *, start_timeout_s: float = 30) -> Iter
         yield served
     finally:
         served.stop()
+
+
+def wait_for(
+    what: str, check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.05
+) -> Any:
+    """Poll ``check`` until it returns something true (returned); fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+async def await_for(
+    what: str, check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.05
+) -> Any:
+    """``wait_for`` inside a running event loop (it sleeps without blocking the loop)."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(interval)
 
 
 def s3_client(endpoint: str) -> Any:

@@ -27,7 +27,6 @@ from tests.kube.test_backend_helpers import (
     GROUP,
     ROOT,
     VERSION,
-    await_for,
     backend,
     endpoint_slice,
     function_crd,
@@ -36,6 +35,7 @@ from tests.kube.test_backend_helpers import (
     pod_host,
     tenant_namespace,
 )
+from tests.support import await_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv

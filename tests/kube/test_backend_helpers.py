@@ -14,9 +14,8 @@ namespace made for them (``pod_host()``), on the far end of a veth pair.
 from __future__ import annotations
 
 import atexit
-import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from kubernetes.client.exceptions import ApiException
 from sless.backends.kubernetes import KubernetesBackend
 from sless.config import Settings
 from tests.netns import TestHost
+from tests.support import wait_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -70,30 +70,6 @@ MINIMAL_FUNCTION_CRD: dict[str, Any] = {
         ],
     },
 }
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
-async def await_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    import asyncio
-
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def project_crds() -> dict[str, dict[str, Any]]:

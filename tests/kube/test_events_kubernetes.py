@@ -41,7 +41,6 @@ from tests.integration.events.broker import Broker, queue, rabbitmq
 from tests.kube.test_backend_helpers import (
     GROUP,
     VERSION,
-    await_for,
     endpoint_slice,
     function_crd,
     kube_api,
@@ -51,6 +50,7 @@ from tests.kube.test_backend_helpers import (
 )
 from tests.kube.test_gateway_kubernetes import kube_gateway, s3_bucket
 from tests.kube.test_policies_rbac import allowed
+from tests.support import await_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv

@@ -39,9 +39,8 @@ from tests.kube.test_backend_helpers import (
     kube_api,
     kube_settings,
     pod_host,
-    wait_for,
 )
-from tests.support import make_zip, new_bucket, s3_client, serve_in_thread
+from tests.support import make_zip, new_bucket, s3_client, serve_in_thread, wait_for
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -34,6 +34,7 @@ from sless.config import Settings
 from sless.models import FunctionSpec, Runtime
 from sless.operator import run_operator
 from sless.policies import labels
+from tests import support
 from tests.support import s3_client
 
 if TYPE_CHECKING:
@@ -50,14 +51,7 @@ BUILDS = "sless-builds"
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
+    return support.wait_for(what, check, timeout, interval=0.2)
 
 
 def missing(check: Callable[[], Any]) -> bool:
