@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Any
 from sless.backends.base import (
     Backend,
     ClusterBackend,
+    FunctionStore,
+    Serving,
+    TenantSpaces,
+    TriggerStore,
     TriggerWatch,
     TriggerWatcher,
     Upstream,
@@ -48,7 +52,11 @@ def make_cluster_backend(settings: Settings) -> ClusterBackend:
 __all__ = [
     "Backend",
     "ClusterBackend",
+    "FunctionStore",
     "Response",
+    "Serving",
+    "TenantSpaces",
+    "TriggerStore",
     "TriggerWatch",
     "TriggerWatcher",
     "Upstream",

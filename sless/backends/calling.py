@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 
 from sless.backends import headers as _headers
-from sless.backends.base import Backend
+from sless.backends.base import Serving
 from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
 from sless.errors import BadRequest, InvocationTimeout, UpstreamError
 
@@ -35,7 +35,7 @@ class Response:
 
 
 async def call_function(
-    backend: Backend,
+    backend: Serving,
     namespace: str,
     name: str,
     *,

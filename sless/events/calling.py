@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Backend, call_function
+from sless.backends import Serving, call_function
 from sless.errors import NotFound, SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
@@ -56,7 +56,7 @@ def json_request(payload: object, *, trigger: str) -> tuple[list[tuple[str, str]
 
 
 async def invoke(
-    backend: Backend,
+    backend: Serving,
     namespace: str,
     name: str,
     *,
