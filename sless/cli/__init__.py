@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from pydantic import ValidationError
 
 from sless.cli import auditing, events
 from sless.cli.client import Client, load_config, make_admin_client, make_client, save_config
@@ -40,6 +41,18 @@ token_option = click.option("--token", help="tenant token (default: SLESS_TOKEN 
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
+
+
+def load_settings() -> Settings:
+    """The SLESS_* settings, or a one-line error per bad variable (never its value)."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        lines = []
+        for error in e.errors(include_input=False, include_url=False):
+            variable = "SLESS_" + "_".join(str(part) for part in error["loc"]).upper()
+            lines.append(f"{variable} {error['msg'].removeprefix('Value error, ')}")
+        raise click.ClickException("\n".join(lines)) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,7 +85,11 @@ def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sand
     from sless.cli.server import apply_overrides, run_up
 
     settings = apply_overrides(
-        Settings(), data_dir=data_dir, host=host, port=port, unsafe_no_sandbox=unsafe_no_sandbox
+        load_settings(),
+        data_dir=data_dir,
+        host=host,
+        port=port,
+        unsafe_no_sandbox=unsafe_no_sandbox,
     )
     run_up(settings)
 
@@ -86,7 +103,7 @@ def operator() -> None:
     """
     from sless.operator import run_operator
 
-    run_operator(Settings())
+    run_operator(load_settings())
 
 
 @main.command("events")
@@ -103,7 +120,7 @@ def events_process() -> None:
     """
     from sless.cli.consumers import run_events
 
-    run_events(Settings())
+    run_events(load_settings())
 
 
 # -- session --------------------------------------------------------------------------
@@ -382,7 +399,7 @@ def validate(path: Path, runtime: str, entrypoint: str, as_json: bool) -> None:
     """
     from sless.cli.validating import validate_path
 
-    report = validate_path(Settings(), path, runtime=runtime, entrypoint=entrypoint)
+    report = validate_path(load_settings(), path, runtime=runtime, entrypoint=entrypoint)
     if as_json:
         _print_json(report.model_dump(mode="json"))
     else:
