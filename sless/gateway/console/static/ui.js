@@ -3,7 +3,8 @@
 import { h, uid } from "./dom.js";
 
 export function page(title, ...children) {
-  return [h("h1", { tabindex: "-1", id: "page-title" }, title), ...children];
+  const nodes = children.flat(Infinity).filter((child) => child !== null && child !== undefined && child !== false);
+  return [h("h1", { tabindex: "-1", id: "page-title" }, title), ...nodes];
 }
 
 export function section(title, ...children) {
