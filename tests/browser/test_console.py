@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import DESKTOP, PHONE, ROOT, Watched
+from tests.browser.conftest import PHONE, ROOT, Watched
 from tests.conftest import ADMIN_TOKEN, RunningGateway
 from tests.integration.validation.fake_llm import FakeLLM, verdict
 from tests.support import make_zip
