@@ -30,7 +30,7 @@ SLOW = 120_000  # ms: a first build installs a virtualenv; expect() polls until 
 def sign_in(watched: Watched, url: str, token: str) -> Page:
     page = watched.page
     page.goto(f"{url}/console/")
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Sign in")).to_be_visible()
     page.get_by_label("Token").fill(token)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
@@ -59,11 +59,11 @@ def test_tenant_deploys_invokes_and_reads(
     watched = open_page()
     page = sign_in(watched, gateway.url, created["token"])
     token_nowhere_but_session(page, created["token"])
-    expect(page.get_by_role("heading", name="Functions")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Functions")).to_be_visible()
     watched.shot("functions-empty")
 
     page.get_by_role("link", name="Deploy", exact=True).click()
-    expect(page.get_by_role("heading", name="Deploy")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Deploy")).to_be_visible()
     page.get_by_label("Name").fill("hello-python")
     page.get_by_label("…or pick a folder").set_input_files(ROOT / "examples" / "hello-python")
     expect(page.get_by_text("Chosen: folder (1 files)")).to_be_visible()
@@ -73,7 +73,7 @@ def test_tenant_deploys_invokes_and_reads(
     watched.shot("deploy-ready")
 
     page.get_by_role("link", name="open hello-python").click()
-    expect(page.get_by_role("heading", name="Function hello-python")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Function hello-python")).to_be_visible()
     page.get_by_label("JSON body").fill('{"name": "Ada"}')
     page.get_by_role("button", name="Invoke").click()
     expect(page.locator(".invoke pre.output")).to_contain_text('"message": "Hello, Ada!"')
@@ -95,7 +95,7 @@ def test_tenant_deploys_invokes_and_reads(
     watched.shot("functions")
 
     page.get_by_role("link", name="Secrets").click()
-    expect(page.get_by_role("heading", name="Secrets", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Secrets", exact=True)).to_be_visible()
     page.get_by_label("Name").fill("api-key")
     page.get_by_label("Value").fill("s3cr3t-value-never-shown")
     page.get_by_role("button", name="Set secret").click()
@@ -104,7 +104,7 @@ def test_tenant_deploys_invokes_and_reads(
     watched.shot("secrets")
 
     page.get_by_role("link", name="Jobs").click()
-    expect(page.get_by_role("heading", name="Jobs", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Jobs", exact=True)).to_be_visible()
     page.get_by_label("Name").fill("nightly")
     page.get_by_role("button", name="Run job").click()
     expect(page.locator("tbody tr", has_text="nightly")).to_contain_text("1")
@@ -113,7 +113,7 @@ def test_tenant_deploys_invokes_and_reads(
     watched.shot("jobs")
 
     page.get_by_role("link", name="Triggers").click()
-    expect(page.get_by_role("heading", name="Triggers", exact=True)).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Triggers", exact=True)).to_be_visible()
     page.get_by_label("Name").fill("every-5-min")
     page.get_by_label("Type").select_option("cron")
     page.get_by_label("Schedule (cron only)").fill("*/5 * * * *")
@@ -130,7 +130,7 @@ def test_tenant_deploys_invokes_and_reads(
     assert width <= PHONE["width"], f"the page scrolls sideways at phone width ({width}px)"
 
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Sign in")).to_be_visible()
     assert page.evaluate("sessionStorage.length") == 0
     assert_clean(watched)
     assert_clean(phone)
@@ -141,7 +141,7 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
 ) -> None:
     admin = open_page(name="admin")
     page = sign_in(admin, gateway.url, ADMIN_TOKEN)
-    expect(page.get_by_role("heading", name="Tenants")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Tenants")).to_be_visible()
     page.get_by_label("Tenant name").fill("acme")
     page.get_by_role("button", name="Create tenant").click()
     token = page.get_by_label("Its token: shown once, copy it now").input_value()
@@ -153,7 +153,7 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
     tenant = open_page(name="tenant")
     tpage = sign_in(tenant, gateway.url, token)
     tpage.get_by_role("link", name="Deploy", exact=True).click()
-    expect(tpage.get_by_role("heading", name="Deploy")).to_be_visible()
+    expect(tpage.get_by_role("heading", level=1, name="Deploy")).to_be_visible()
     tpage.get_by_label("Name").fill("held")
     source = "def handle(event, context):\n    x = 1\n    return {'approved': x}\n"
     tpage.get_by_label("…or pick a zip").set_input_files(
@@ -175,7 +175,7 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
     admin.shot("review-queue")
     row.get_by_role("link").click()
     expect(
-        page.get_by_role("heading", name=re.compile("Review #\\d+: sless-acme/held"))
+        page.get_by_role("heading", level=1, name=re.compile(r"Review #\d+: sless-acme\/held"))
     ).to_be_visible()
     hit = page.locator("ol.source li.hit")
     expect(hit).to_have_count(1)
@@ -196,7 +196,7 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
     tenant.shot("functions-approved")
 
     page.get_by_role("link", name="Audit log").click()
-    expect(page.get_by_role("heading", name="Audit log")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Audit log")).to_be_visible()
     page.get_by_label("Action").fill("review.approve")
     page.get_by_role("button", name="Filter").click()
     expect(page.locator("tbody tr")).to_have_count(1)

@@ -250,6 +250,7 @@ export async function health(ctx) {
       ),
       lineChart({
         title: "Invocations and errors per minute",
+        integer: true,
         from: to - 3600 * 1000,
         to,
         series: [
@@ -259,6 +260,7 @@ export async function health(ctx) {
       }),
       lineChart({
         title: "Validation verdicts per minute",
+        integer: true,
         from: to - 3600 * 1000,
         to,
         series: ["allow", "review", "reject"].map((key) => ({ label: key, points: val.map((b) => [mid(b), b[key]]) })),

@@ -25,9 +25,10 @@ function format(value, unit) {
 }
 
 // series: [{label, className, points: [[timeMs, value], ...]}]
-export function lineChart({ title, from, to, series, unit = "" }) {
+export function lineChart({ title, from, to, series, unit = "", integer = false }) {
   const values = series.flatMap((s) => s.points.map((p) => p[1]));
-  const yMax = niceMax(Math.max(0, ...values));
+  // counts get whole-number ticks (at least 0..4)
+  const yMax = integer ? Math.max(4, Math.ceil(niceMax(Math.max(0, ...values)) / 4) * 4) : niceMax(Math.max(0, ...values));
   const x = (t) => PAD.left + ((t - from) / Math.max(1, to - from)) * (W - PAD.left - PAD.right);
   const y = (v) => H - PAD.bottom - (v / yMax) * (H - PAD.top - PAD.bottom);
   const grid = [];

@@ -12,21 +12,26 @@ const fnLink = (name) => `#/functions/${enc(name)}`;
 const SETTLED = new Set(["Ready", "Failed", "Rejected"]);
 
 export async function functions(ctx) {
-  const data = await get(`${base(ctx)}/functions`);
-  return page(
-    "Functions",
-    h("p", {}, h("a", { href: "#/deploy", class: "button" }, "Deploy a function")),
-    table(
-      [
-        { label: "Name", cell: (f) => h("a", { href: fnLink(f.name) }, f.name) },
-        { label: "Phase", cell: (f) => phase(f.status.phase) },
-        { label: "Runtime", cell: (f) => f.spec.runtime },
-        { label: "URL", cell: (f) => h("a", { href: f.url }, f.url) },
-      ],
-      data.functions,
-      { caption: "Functions", empty: "No functions yet: deploy one." },
-    ),
-  );
+  const list = h("div", { "aria-live": "polite" });
+  const refresh = async () => {
+    const data = await get(`${base(ctx)}/functions`);
+    clear(list).append(
+      table(
+        [
+          { label: "Name", cell: (f) => h("a", { href: fnLink(f.name) }, f.name) },
+          { label: "Phase", cell: (f) => phase(f.status.phase) },
+          { label: "Runtime", cell: (f) => f.spec.runtime },
+          { label: "URL", cell: (f) => h("a", { href: f.url }, f.url) },
+        ],
+        data.functions,
+        { caption: "Functions", empty: "No functions yet: deploy one." },
+      ),
+    );
+  };
+  await refresh();
+  // phases move on their own (building, a review decided): keep the list current
+  ctx.every(3000, refresh);
+  return page("Functions", h("p", {}, h("a", { href: "#/deploy", class: "button" }, "Deploy a function")), list);
 }
 
 function specList(spec) {
