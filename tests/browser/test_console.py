@@ -212,6 +212,7 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
 
 
 HOSTILE = "<script>alert('x')</script>\"><img src=x onerror=alert(1)> javascript:alert(2)"
+HOSTILE_FILE = 'notes/"><img src=x onerror=alert(3)>.py'
 
 
 def test_hostile_tenant_data_is_only_text(
@@ -234,15 +235,18 @@ def test_hostile_tenant_data_is_only_text(
         verdict(
             "suspicious",
             [
-                {"file": HOSTILE, "line": 1, "reason": HOSTILE},
+                {"file": HOSTILE_FILE, "line": 1, "reason": HOSTILE},
                 {"file": "handler.py", "line": 1, "reason": HOSTILE},
             ],
         )
     )
     acme.put(f"{fn}/shady", json={})
-    shady = acme.post(
-        f"{fn}/shady/upload", content=make_zip({"handler.py": "def handle(e, c):\n    return 1\n"})
-    )
+    files = {
+        "handler.py": "def handle(e, c):\n    return 1\n",
+        HOSTILE_FILE: f"NOTE = {HOSTILE!r}\n",
+    }
+    shady = acme.post(f"{fn}/shady/upload", content=make_zip(files))
+    assert shady.status_code == 202, shady.text
     review_id = shady.json()["review_id"]
     decided = gateway.admin.post(f"/v1/admin/reviews/{review_id}/reject", json={"reason": HOSTILE})
     assert decided.status_code == 200, decided.text
@@ -260,13 +264,17 @@ def test_hostile_tenant_data_is_only_text(
     tenant.shot("function-loud")
     page.goto(f"{gateway.url}/console/#/functions/shady")
     expect(page.locator(".fn-head")).to_contain_text(HOSTILE)
-    expect(page.locator(".report .finding-message").first).to_have_text(HOSTILE)
+    expect(page.locator(".report .finding-message").first).to_contain_text(HOSTILE)
     tenant.shot("function-shady")
 
     admin = open_page(name="admin")
     apage = sign_in(admin, gateway.url, ADMIN_TOKEN)
     apage.goto(f"{gateway.url}/console/#/admin/reviews/{review_id}")
     expect(apage.locator(".report")).to_contain_text(HOSTILE)
+    flagged = apage.locator(".file", has_text=HOSTILE_FILE)
+    expect(flagged.locator("li.hit")).to_have_text(f"1NOTE = {HOSTILE!r}")
+    apage.get_by_role("button", name=f"{HOSTILE_FILE}:1").click()
+    expect(flagged.locator("li.hit")).to_be_focused()
     expect(apage.get_by_text(f"Decided: rejected — {HOSTILE}", exact=False)).to_be_visible()
     admin.shot("review")
     apage.goto(f"{gateway.url}/console/#/admin/reviews")

@@ -105,7 +105,7 @@ const lineId = (path, line) => `line-${encodeURIComponent(path)}-${line}`.replac
 
 function sourceView(file) {
   const hits = new Set(file.lines);
-  const lines = file.text.split("\n");
+  const lines = file.text.replace(/\n$/, "").split("\n");
   const list = h(
     "ol",
     { class: "source", "aria-label": `${file.path}, flagged lines highlighted` },

@@ -204,13 +204,17 @@ export async function functionPage(ctx, name) {
     await api("DELETE", fnPath(ctx, name));
     location.hash = "#/functions";
   });
+  const validationSection = section("Validation report", report(validation));
+  // what did not become Ready is explained by its report: show that first
+  const serving = fn.status.phase === "Ready";
   const sections = [
     head,
+    serving ? null : validationSection,
     section("Invoke", invokePanel(ctx, fn, () => setTimeout(refreshAll, 500))),
     section("Latency", chart.box),
     section("Invocations", calls.box),
     section("Logs", h("p", { class: "muted" }, "Refreshes every 3 seconds."), output.box),
-    section("Validation report", report(validation)),
+    serving ? validationSection : null,
     section("Spec", specList(fn.spec), h("p", {}, h("a", { href: `#/deploy/${enc(name)}` }, "Upload new code"))),
   ];
   if (Array.isArray(fn.versions)) {
