@@ -18,7 +18,8 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from starlette.datastructures import MutableHeaders
-from starlette.responses import RedirectResponse
+from starlette.exceptions import HTTPException
+from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -62,7 +63,15 @@ class SecurityHeaders:
                     headers[name] = value
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except HTTPException as e:
+            # StaticFiles raises for a missing file; answered here, the 404 has the headers
+            # too (the app's error handler further out would answer without them)
+            response = PlainTextResponse(
+                str(e.detail), status_code=e.status_code, headers=SECURITY_HEADERS
+            )
+            await response(scope, receive, send)
 
 
 def install(api: FastAPI) -> None:
