@@ -168,6 +168,12 @@ def test_admin_creates_a_tenant_and_approves_a_held_upload(
     tpage.get_by_role("button", name="Deploy").click()
     expect(tpage.locator(".phases")).to_contain_text("Held for review", timeout=SLOW)
     tenant.shot("deploy-held")
+    # the tenant sees its own flagged line, linked from the finding
+    tpage.get_by_role("link", name="open held").click()
+    expect(tpage.locator("ol.source li.hit")).to_have_attribute("data-line", "3")
+    tpage.get_by_role("button", name="handler.py:3").click()
+    expect(tpage.locator("ol.source li.hit")).to_be_focused()
+    tenant.shot("function-held")
 
     page.get_by_role("link", name="Review queue").click()
     row = page.locator("tbody tr", has_text="sless-acme/held")

@@ -138,4 +138,21 @@ def test_a_reviewer_reads_the_flagged_files(gateway: RunningGateway, llm: FakeLL
     assert "text" not in by_path["handler.py"]  # only what a finding names is read
 
     assert acme.get(f"/v1/admin/reviews/{review_id}/files").status_code == 401
+
+    # the tenant reads the same flagged lines of its own held code
+    own = acme.get("/v1/namespaces/sless-acme/functions/held/validation/files").json()
+    assert own["sha256"] == body["sha256"]
+    assert [f["path"] for f in own["files"] if f.get("flagged")] == ["lib/miner.py"]
+    other = gateway.tenant("other")
+    assert other.get("/v1/namespaces/sless-acme/functions/held/validation/files").status_code == 404
+
+    # a rejected upload is never stored: its findings have no files to show
+    llm.always(verdict("malicious", [{"file": "handler.py", "line": 1, "reason": "bad"}]))
+    acme.put("/v1/namespaces/sless-acme/functions/evil", json={})
+    evil_code = make_zip({"handler.py": "def handle(event, context):\n    return 'evil'\n"})
+    evil = acme.post("/v1/namespaces/sless-acme/functions/evil/upload", content=evil_code)
+    assert evil.status_code == 422
+    missing = acme.get("/v1/namespaces/sless-acme/functions/evil/validation/files")
+    assert missing.status_code == 404
+    assert "rejected upload" in missing.json()["error"]["message"]
     assert gateway.admin.get("/v1/admin/reviews/999999/files").status_code == 404

@@ -6,6 +6,9 @@
   bucket: the provider's health page.
 - ``GET /v1/admin/reviews/{id}/files``: the files of a held upload that its findings
   name, so a reviewer reads the flagged lines before approving.
+- ``GET /v1/namespaces/{ns}/functions/{name}/validation/files``: the same for a tenant's
+  own function, when the last report is about the stored code (a rejected upload is
+  never stored, so its findings have no file to show).
 
 The held upload's archive is read in memory, never extracted: only members that a
 finding names are read, each at most ``MAX_FILE_BYTES`` (a member's declared size is not
@@ -122,3 +125,18 @@ async def review_files(review_id: int, _admin: AdminDep, platform: PlatformDep) 
     data = await platform.blobs.get(review["sha256"])
     findings = review["report"].get("findings") or []
     return {"review_id": review_id, "sha256": review["sha256"], **flagged_files(data, findings)}
+
+
+@router.get("/namespaces/{ns}/functions/{name}/validation/files")
+async def validation_files(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
+    """The function's stored code; the files its last report names come with their text."""
+    function = await platform.backend.get_function(ns, path_name(name))
+    report = function.status.validation
+    code = function.spec.code
+    if report is None or code is None or report.get("sha256") != code.sha256:
+        raise NotFound("the last validated upload is not stored (a rejected upload never is)")
+    if not await platform.blobs.exists(code.sha256):
+        raise NotFound("the function's code is no longer stored")
+    data = await platform.blobs.get(code.sha256)
+    findings = report.get("findings") or []
+    return {"sha256": code.sha256, **flagged_files(data, findings)}

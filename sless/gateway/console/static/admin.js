@@ -3,7 +3,7 @@
 import { api, enc, get } from "./api.js";
 import { lineChart } from "./chart.js";
 import { clear, h } from "./dom.js";
-import { code, errorBox, field, notice, page, report, section, table, when } from "./ui.js";
+import { code, errorBox, field, jumpTo, notice, page, report, section, sourceView, table, when } from "./ui.js";
 
 export async function tenants(ctx) {
   const data = await get("/v1/admin/tenants");
@@ -101,27 +101,6 @@ export async function reviews() {
   );
 }
 
-const lineId = (path, line) => `line-${encodeURIComponent(path)}-${line}`.replace(/[^A-Za-z0-9_-]/g, "_");
-
-function sourceView(file) {
-  const hits = new Set(file.lines);
-  const lines = file.text.replace(/\n$/, "").split("\n");
-  const list = h(
-    "ol",
-    { class: "source", "aria-label": `${file.path}, flagged lines highlighted` },
-    lines.map((text, index) => {
-      const number = index + 1;
-      return h(
-        "li",
-        { id: lineId(file.path, number), class: hits.has(number) ? "hit" : null, tabindex: hits.has(number) ? "-1" : null, "data-line": number },
-        h("span", { class: "n", "aria-hidden": "true" }, String(number)),
-        h("code", {}, text || " "),
-      );
-    }),
-  );
-  return h("div", { class: "file" }, h("h3", {}, code(file.path), file.truncated ? h("span", { class: "muted" }, " (first 256 KiB)") : ""), list);
-}
-
 export async function review(ctx, id) {
   const all = (await get("/v1/admin/reviews?state=all")).reviews;
   const item = all.find((r) => String(r.id) === String(id));
@@ -133,16 +112,7 @@ export async function review(ctx, id) {
   } catch (error) {
     filesError = error;
   }
-  const show = (finding) => {
-    if (!finding.file || !finding.line) return null;
-    return () => {
-      const target = document.getElementById(lineId(finding.file, finding.line));
-      if (target) {
-        target.scrollIntoView({ block: "center" });
-        target.focus();
-      }
-    };
-  };
+  const show = (finding) => jumpTo(finding);
   const flagged = files.files.filter((f) => f.flagged);
   const reason = h("textarea", { rows: 3, required: true, maxlength: 1000 });
   const out = h("div", { "aria-live": "polite" });

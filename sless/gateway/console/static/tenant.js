@@ -3,7 +3,7 @@
 import { api, call, enc, get, upload } from "./api.js";
 import { lineChart } from "./chart.js";
 import { append, clear, h } from "./dom.js";
-import { code, errorBox, field, notice, page, phase, report, section, statusBadge, table, when } from "./ui.js";
+import { code, errorBox, field, jumpTo, notice, page, phase, report, section, sourceView, statusBadge, table, when } from "./ui.js";
 import { fromDropped, fromPicked, zipFiles } from "./zip.js";
 
 const base = (ctx) => `/v1/namespaces/${enc(ctx.ns)}`;
@@ -204,7 +204,14 @@ export async function functionPage(ctx, name) {
     await api("DELETE", fnPath(ctx, name));
     location.hash = "#/functions";
   });
-  const validationSection = section("Validation report", report(validation));
+  // the flagged lines of the stored code; a rejected upload is not stored: no files then
+  const files = await get(`${fnPath(ctx, name)}/validation/files`).catch(() => null);
+  const flagged = files ? files.files.filter((f) => f.flagged) : [];
+  const validationSection = section(
+    "Validation report",
+    report(validation, flagged.length ? jumpTo : null),
+    flagged.length ? [h("h3", {}, "Flagged files"), flagged.map(sourceView)] : null,
+  );
   // what did not become Ready is explained by its report: show that first
   const serving = fn.status.phase === "Ready";
   const sections = [
@@ -248,6 +255,13 @@ export async function deploy(ctx, preset) {
   dirInput.addEventListener("change", () => {
     const entries = fromPicked(dirInput.files);
     if (entries.length) choose(`folder (${entries.length} files)`, () => zipFiles(entries));
+  });
+  // the drop zone is reachable by keyboard: Enter or Space opens the zip picker
+  drop.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      zipInput.click();
+    }
   });
   drop.addEventListener("dragover", (event) => {
     event.preventDefault();

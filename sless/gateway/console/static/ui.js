@@ -98,3 +98,38 @@ export function report(data, findingAction) {
     ),
   );
 }
+
+// The files of an upload (from .../files) with the finding lines highlighted.
+const lineId = (path, line) => `line-${encodeURIComponent(path)}-${line}`.replace(/[^A-Za-z0-9_-]/g, "_");
+
+export function sourceView(file) {
+  const hits = new Set(file.lines);
+  const lines = file.text.replace(/\n$/, "").split("\n");
+  const list = h(
+    "ol",
+    { class: "source", "aria-label": `${file.path}, flagged lines highlighted` },
+    lines.map((text, index) => {
+      const number = index + 1;
+      return h(
+        "li",
+        { id: lineId(file.path, number), class: hits.has(number) ? "hit" : null, tabindex: hits.has(number) ? "-1" : null, "data-line": number },
+        h("span", { class: "n", "aria-hidden": "true" }, String(number)),
+        h("code", {}, text || " "),
+      );
+    }),
+  );
+  return h("div", { class: "file" }, h("h3", {}, code(file.path), file.truncated ? h("span", { class: "muted" }, " (first 256 KiB)") : ""), list);
+}
+
+// A finding's file:line as a jump to its highlighted line, when that line is on the page.
+export function jumpTo(finding) {
+  if (!finding.file || !finding.line) return null;
+  const target = () => document.getElementById(lineId(finding.file, finding.line));
+  return () => {
+    const line = target();
+    if (line) {
+      line.scrollIntoView({ block: "center" });
+      line.focus();
+    }
+  };
+}
