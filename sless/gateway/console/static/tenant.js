@@ -60,6 +60,7 @@ function latency(ctx, name) {
     clear(box).append(
       lineChart({
         title: "Latency, last hour (per minute)",
+        integer: true,
         from: to - 3600 * 1000,
         to,
         unit: "ms",
