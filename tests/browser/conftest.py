@@ -42,8 +42,10 @@ def chromium_path() -> str:
     raise RuntimeError("Chromium is not installed: apt-get install chromium (scripts/test does)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    # per module, not per session: Playwright's sync API runs its own event loop, which
+    # must be gone before the suite's asyncio tests (other folders) run in this thread
     with sync_playwright() as playwright:
         # --no-sandbox: the tests run as root, where Chromium's own sandbox cannot start
         launched = playwright.chromium.launch(
