@@ -16,12 +16,22 @@ from fastapi.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from sless.config import Settings
+from sless.gateway import console
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
-from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
+from sless.gateway.routers import (
+    admin,
+    audit,
+    insights,
+    jobs,
+    management,
+    secrets,
+    triggers,
+    upload,
+)
 
 #: allocations (net) between two young-generation collections; CPython's default is 700
 GC_GEN0_THRESHOLD = 20_000
@@ -83,6 +93,8 @@ def create_app(
     api.include_router(jobs.router)
     api.include_router(secrets.router)
     api.include_router(audit.router)
+    api.include_router(insights.router)
+    console.install(api)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:

@@ -12,6 +12,7 @@ from sless.store.queue import QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
 from sless.store.secrets import SecretInfo, SecretRepository
+from sless.store.stats import invocation_buckets, verdict_buckets
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
 from sless.store.triggers import TriggerRecord, TriggerRepository
 
@@ -47,7 +48,9 @@ __all__ = [
     "TriggerRepository",
     "create_pool",
     "get_invocation",
+    "invocation_buckets",
     "list_invocations",
     "make_blob_store",
     "migrate",
+    "verdict_buckets",
 ]

@@ -44,6 +44,12 @@ class ReviewRepository:
             )
         return [dict(r.items()) for r in rows]
 
+    async def get(self, review_id: int) -> dict[str, Any]:
+        row = await self.pool.fetchrow("SELECT * FROM reviews WHERE id = $1", review_id)
+        if row is None:
+            raise NotFound(f"review {review_id} not found")
+        return dict(row.items())
+
     async def decide(
         self, review_id: int, *, approve: bool, reason: str, by: str
     ) -> dict[str, Any]:

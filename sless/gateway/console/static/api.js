@@ -1,0 +1,97 @@
+// The one client of the HTTP API. The token lives in sessionStorage (this tab only,
+// gone when it closes) and travels in the Authorization header, never in a URL.
+
+const KEY = "sless.token";
+
+export const session = {
+  get token() {
+    return sessionStorage.getItem(KEY);
+  },
+  signIn(token) {
+    sessionStorage.setItem(KEY, token);
+  },
+  signOut() {
+    sessionStorage.removeItem(KEY);
+  },
+};
+
+export class ApiError extends Error {
+  constructor(status, code, message, details) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+let onUnauthorized = () => {};
+export function whenUnauthorized(handler) {
+  onUnauthorized = handler;
+}
+
+function headers(extra = {}) {
+  const result = { ...extra };
+  if (session.token) result.Authorization = `Bearer ${session.token}`;
+  return result;
+}
+
+async function parse(response) {
+  const type = response.headers.get("content-type") || "";
+  if (type.includes("json")) return response.json();
+  return response.text();
+}
+
+function failure(status, data) {
+  const error = data && typeof data === "object" ? data.error || {} : {};
+  const message = error.message || (typeof data === "string" && data) || `HTTP ${status}`;
+  return new ApiError(status, error.code || "http_error", String(message), error.details);
+}
+
+export async function api(method, path, body) {
+  const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await parse(response);
+  if (response.status === 401) onUnauthorized();
+  if (!response.ok) throw failure(response.status, data);
+  return data;
+}
+
+export const get = (path) => api("GET", path);
+
+// A raw call (the invoke panel): any status is an answer, not an error.
+export async function call(method, path, body, contentType) {
+  const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+  if (body !== undefined && body !== "") {
+    init.headers["Content-Type"] = contentType;
+    init.body = body;
+  }
+  const response = await fetch(path, init);
+  return { status: response.status, type: response.headers.get("content-type") || "", text: await response.text() };
+}
+
+// fetch() cannot report upload progress; XMLHttpRequest can.
+export function upload(path, blob, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    for (const [name, value] of Object.entries(headers({ "Content-Type": "application/zip" }))) {
+      xhr.setRequestHeader(name, value);
+    }
+    xhr.responseType = "json";
+    xhr.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    xhr.addEventListener("load", () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response);
+      else reject(failure(xhr.status, xhr.response));
+    });
+    xhr.addEventListener("error", () => reject(new ApiError(0, "network", "the upload failed (network error)")));
+    xhr.send(blob);
+  });
+}
+
+export const enc = encodeURIComponent;
