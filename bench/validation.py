@@ -25,13 +25,8 @@ from pathlib import Path
 from sless.config import ValidationSettings
 from sless.validation.manifests import check_manifests
 from sless.validation.report import Verdict
-from sless.validation.static import (
-    _list_files,
-    _semgrep_command,
-    resolve_semgrep,
-    run_static,
-    semgrep_program,
-)
+from sless.validation.semgrep import resolve_semgrep, semgrep_command, semgrep_program
+from sless.validation.static import list_files, run_static
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "validation" / "corpus"
 TARGET_RECALL, TARGET_FPR, TARGET_P50_S = 0.97, 0.02, 0.5
@@ -154,7 +149,7 @@ async def main() -> None:
             f"  run_static+check_manifests  p50 {p50:.3f}s  p95 {p95:.3f}s"
             f"  (target p50 <= {TARGET_P50_S}s: {'met' if p50 <= TARGET_P50_S else 'MISSED'})"
         )
-        _root, files, _odd = await asyncio.to_thread(_list_files, upload)
+        _root, files, _odd = await asyncio.to_thread(list_files, upload)
         targets = ["./" + f for f in files]
         trivial = Path(tmp) / "trivial.yaml"
         trivial.write_text(
@@ -165,7 +160,7 @@ async def main() -> None:
         bare += ["--quiet", "--metrics=off", "--disable-version-check", "--no-git-ignore"]
         bare += ["--jobs=1", "--", *targets]
         start_only = await asyncio.to_thread(_time_command, bare, upload, 7)
-        base = _semgrep_command(binary, settings, targets)
+        base = semgrep_command(binary, settings, targets)
         legacy = [part for part in base if part != "--experimental"]
         legacy_times = await asyncio.to_thread(_time_command, [*legacy, "--", *targets], upload, 3)
         wrapped_times = await asyncio.to_thread(

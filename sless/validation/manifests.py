@@ -29,7 +29,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sless.validation.report import Finding, StageResult, Verdict
+from sless.validation.report import Finding, StageResult, Verdict, strictest
 
 __all__ = ["check_manifests"]
 
@@ -110,13 +110,10 @@ def check_manifests(directory: Path) -> StageResult:
                 1,
                 Verdict.REJECT,
             )
-    verdict = Verdict.ALLOW
-    for finding in out.findings:
-        verdict = verdict.stricter(finding.severity)
     return StageResult(
         name="manifest",
         findings=out.findings,
-        verdict=verdict,
+        verdict=strictest(out.findings),
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

@@ -37,7 +37,7 @@ class Validator:
         A report cached under another fingerprint (rules edited, another model) is stale.
         """
         from sless.validation.llm import PROMPT_VERSION
-        from sless.validation.static import RULES_DIR
+        from sless.validation.semgrep import RULES_DIR
 
         digest = hashlib.sha256()
         for path in sorted(RULES_DIR.rglob("*")):

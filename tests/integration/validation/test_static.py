@@ -23,13 +23,8 @@ import uvloop
 
 from sless.config import ValidationSettings
 from sless.validation.report import Verdict
-from sless.validation.static import (
-    RULES_DIR,
-    _semgrep_command,
-    resolve_semgrep,
-    run_static,
-    semgrep_program,
-)
+from sless.validation.semgrep import RULES_DIR, resolve_semgrep, semgrep_command, semgrep_program
+from sless.validation.static import run_static
 
 pytestmark = pytest.mark.integration
 
@@ -271,7 +266,7 @@ def test_semgrep_core_runs_directly_as_osemgrep(tmp_path: Path) -> None:
     (tmp_path / "handler.py").write_text(
         "import base64\n\n\ndef handle(event):\n    exec(base64.b64decode(event['body']))\n"
     )
-    command = [*_semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
+    command = [*semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
     direct = subprocess.run(
         [program, *command[1:], "./handler.py"], cwd=tmp_path, capture_output=True, check=True
     )
