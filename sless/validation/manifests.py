@@ -29,6 +29,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sless.validation.dependencies import check_dependencies
 from sless.validation.report import Finding, StageResult, Verdict, strictest
 
 __all__ = ["check_manifests"]
@@ -110,6 +111,8 @@ def check_manifests(directory: Path) -> StageResult:
                 1,
                 Verdict.REJECT,
             )
+    # typo-squatted and desktop-only packages (dependencies.py)
+    out.findings.extend(check_dependencies(root))
     return StageResult(
         name="manifest",
         findings=out.findings,

@@ -182,7 +182,8 @@ def _batches(files: list[str]) -> list[list[str]]:
         if size + len(rel) > _MAX_ARGV_CHARS and batches[-1]:
             batches.append([])
             size = 0
-        batches[-1].append("./" + rel)
+        # "./": a file named "--config=..." stays a path; absolute paths are ours
+        batches[-1].append(rel if rel.startswith("/") else "./" + rel)
         size += len(rel) + 3
     return [b for b in batches if b]
 
@@ -291,6 +292,9 @@ def _result_finding(result: dict[str, Any], directory: Path) -> Finding:
     verdict = metadata.get("verdict")
     if verdict in ("reject", "review"):
         severity = Verdict(verdict)
+    elif verdict == "note":
+        # a weak signal: it only counts together with others (scoring.score)
+        severity = Verdict.ALLOW
     else:
         severity = Verdict.REJECT if extra.get("severity") == "ERROR" else Verdict.REVIEW
     return Finding(
@@ -329,5 +333,6 @@ def _relative(path: str, directory: Path) -> str:
     if candidate.is_absolute():
         with contextlib.suppress(ValueError):
             return candidate.relative_to(directory).as_posix()
-        return candidate.name
+        # a target outside the upload: one the caller made (a deobfuscated view)
+        return candidate.as_posix()
     return candidate.as_posix().removeprefix("./")

@@ -17,21 +17,25 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sless.config import ValidationSettings
+from sless.validation.deobfuscation import Derived, derive
 from sless.validation.report import Finding, StageResult, Verdict, static_finding, strictest
 from sless.validation.semgrep import SemgrepError, run_semgrep
-from sless.validation.text_checks import scan_all_text
+from sless.validation.text_checks import read_capped, scan_all_text
 
 __all__ = ["StaticScan", "list_files", "run_static", "scan_static"]
 
 #: findings beyond this many are summarised, so a hostile file cannot flood the report
 _MAX_FINDINGS = 500
 _DETAIL_CHARS = 300
+#: files whose views and literals are deobfuscated
+_DERIVABLE = (".py", ".pyw", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 
 
 @dataclass
@@ -78,26 +82,74 @@ async def run_static(directory: Path, runtime: str, settings: ValidationSettings
 
 
 async def scan_static(directory: Path, settings: ValidationSettings) -> StaticScan:
-    """Every finding of semgrep and the text checks over ``directory`` (one semgrep start)."""
+    """Every finding of semgrep and the text checks over ``directory`` (one semgrep start).
+
+    Deobfuscated views and decoded payloads (:mod:`sless.validation.deobfuscation`) are
+    written to a private directory outside the upload and scanned in the same semgrep
+    run; their findings are reported on the upload file and line they came from.
+    """
     directory, files, unscannable = await asyncio.to_thread(list_files, directory)
     scan = StaticScan()
     for rel in unscannable:
         scan.add(static_finding("unscanned-entry", f"not a regular file: {rel}", rel, None))
     text_checks = asyncio.ensure_future(asyncio.to_thread(scan_all_text, directory, files))
-    if not settings.static_enabled:
-        scan.skipped = True
-    else:
+    with tempfile.TemporaryDirectory(prefix="sless-derived-") as scratch:
         try:
-            for finding in await run_semgrep(directory, files, settings):
+            derived = await asyncio.to_thread(_write_derived, directory, files, Path(scratch))
+            for finding in derived.findings:
                 scan.add(finding)
-        except SemgrepError as e:
-            scan.error = str(e)[:_DETAIL_CHARS]
+            if not settings.static_enabled:
+                scan.skipped = True
+            else:
+                try:
+                    targets = [*files, *derived.origins]
+                    for finding in await run_semgrep(directory, targets, settings):
+                        scan.add(derived.remap(finding))
+                except SemgrepError as e:
+                    scan.error = str(e)[:_DETAIL_CHARS]
         except BaseException:
             text_checks.cancel()
             raise
     for finding in await text_checks:
         scan.add(finding)
     return scan
+
+
+@dataclass
+class _DerivedTargets:
+    #: absolute path of a derived file -> what it was derived from
+    origins: dict[str, Derived] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    def remap(self, finding: Finding) -> Finding:
+        derived = self.origins.get(finding.file or "")
+        if derived is None:
+            return finding
+        line = finding.line if derived.line is None else derived.line
+        return finding.model_copy(
+            update={
+                "file": derived.origin,
+                "line": line,
+                "message": f"{finding.message} (found after deobfuscation: {derived.how})",
+            }
+        )
+
+
+def _write_derived(directory: Path, files: list[str], scratch: Path) -> _DerivedTargets:
+    out = _DerivedTargets()
+    for rel in files:
+        if not rel.lower().endswith(_DERIVABLE):
+            continue
+        data, _truncated = read_capped(directory / rel)
+        if data is None or b"\0" in data[:8192]:
+            continue
+        views, findings = derive(rel, data.decode("utf-8", "replace"))
+        out.findings.extend(findings)
+        for derived in views:
+            path = scratch / f"{len(out.origins)}{derived.suffix}"
+            path.write_text(derived.text, encoding="utf-8", errors="replace")
+            out.origins[path.as_posix()] = derived
+    return out
 
 
 def list_files(directory: Path) -> tuple[Path, list[str], list[str]]:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import base64
 import codecs
+import math
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from sless.validation.report import Finding, Verdict, static_finding
@@ -111,7 +113,105 @@ def scan_text(rel: str, data: bytes) -> list[Finding]:
     text = data.decode("utf-8", "replace")
     findings.extend(_check_unicode(rel, text))
     findings.extend(_check_encoded_literals(rel, text))
+    if suffix in _CODE_SUFFIXES:
+        findings.extend(_check_homoglyphs(rel, text))
+        findings.extend(_check_encoded_density(rel, text))
     return findings
+
+
+_CODE_SUFFIXES = frozenset(
+    {".py", ".pyw", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
+)
+# Scripts whose letters look like Latin ones (Unicode TR39 confusables): a word mixing
+# one of them with Latin letters is a homoglyph, e.g. "check_\u0430ccess" with a
+# Cyrillic "a".
+_CONFUSABLE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC"})
+_WORD_RE = re.compile(r"[^\W\d_]\w*")
+_MAX_WORDS = 200_000
+
+
+def _script(char: str) -> str:
+    if char.isascii():
+        return "LATIN" if char.isalpha() else ""
+    name = unicodedata.name(char, "")
+    return name.split(" ", 1)[0]
+
+
+def _check_homoglyphs(rel: str, text: str) -> list[Finding]:
+    """Words that mix Latin letters with look-alike letters of another script."""
+    for count, match in enumerate(_WORD_RE.finditer(text)):
+        if count > _MAX_WORDS:
+            break
+        word = match.group()
+        if word.isascii():
+            continue
+        scripts = {_script(c) for c in word if c.isalpha()}
+        if "LATIN" in scripts and scripts & _CONFUSABLE_SCRIPTS:
+            return [
+                static_finding(
+                    "unicode-homoglyph",
+                    f"{word!r} mixes Latin letters with look-alike letters of "
+                    f"{', '.join(sorted(scripts & _CONFUSABLE_SCRIPTS)).lower()}: a name "
+                    "that reads like another one but is not (homoglyph attack)",
+                    rel,
+                    _line_of(text, match.start()),
+                    Verdict.REJECT,
+                )
+            ]
+    return []
+
+
+#: long literals of base64/hex alphabet that make up this much of a code file
+_DENSITY_NOTE = 0.4
+_DENSITY_MIN_CHARS = 2048
+_DENSE_LITERAL_RE = re.compile(r"""["'`]([A-Za-z0-9+/=_-]{64,})["'`]""")
+_ENTROPY_NOTE = 5.2
+_ENTROPY_MIN_CHARS = 64
+
+
+def _check_encoded_density(rel: str, text: str) -> list[Finding]:
+    """Weak signals: much of the file is encoded data, or a literal is near-random."""
+    findings: list[Finding] = []
+    encoded = 0
+    densest = 0.0
+    for count, match in enumerate(_DENSE_LITERAL_RE.finditer(text)):
+        if count > _MAX_LITERALS:
+            break
+        literal = match.group(1)
+        encoded += len(literal)
+        if len(literal) >= _ENTROPY_MIN_CHARS and densest < _ENTROPY_NOTE:
+            densest = max(densest, _entropy(literal[:4096]))
+    if encoded >= _DENSITY_MIN_CHARS and encoded >= _DENSITY_NOTE * len(text):
+        findings.append(
+            static_finding(
+                "encoded-data-density",
+                f"{encoded} of {len(text)} characters are encoded literals: the code is "
+                "mostly data it decodes (a weak signal)",
+                rel,
+                None,
+                Verdict.ALLOW,
+            )
+        )
+    if densest >= _ENTROPY_NOTE:
+        findings.append(
+            static_finding(
+                "high-entropy-literal",
+                f"a string literal with {densest:.1f} bits of entropy per character: "
+                "compressed or encrypted data (a weak signal)",
+                rel,
+                None,
+                Verdict.ALLOW,
+            )
+        )
+    return findings
+
+
+def _entropy(text: str) -> float:
+    counts: dict[str, int] = {}
+    for char in text:
+        counts[char] = counts.get(char, 0) + 1
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
 # A quoted literal long enough to hide a URL or a path: hex (pairs of digits) or base64.
