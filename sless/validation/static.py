@@ -26,6 +26,7 @@ from typing import Any
 from sless.config import ValidationSettings
 from sless.validation.deobfuscation import Derived, derive
 from sless.validation.report import Finding, StageResult, Verdict, static_finding, strictest
+from sless.validation.scoring import score
 from sless.validation.semgrep import SemgrepError, run_semgrep
 from sless.validation.text_checks import read_capped, scan_all_text
 
@@ -69,7 +70,8 @@ async def run_static(directory: Path, runtime: str, settings: ValidationSettings
         status, detail = "skipped", "semgrep disabled by settings; text checks ran"
     elif scan.error is not None:
         status, detail = "error", scan.error
-    findings = _capped(scan.findings)
+    # weak signals (notes) that add up become one review or reject finding
+    findings = _capped(score(scan.findings))
     floor = Verdict.REVIEW if scan.error is not None else Verdict.ALLOW
     return StageResult(
         name="static",
