@@ -154,7 +154,8 @@ def _requirement_names(path: Path) -> list[tuple[int, str]]:
         if line.lstrip().startswith(("-", "#")):
             continue
         match = _REQUIREMENT_RE.match(line)
-        if match:
+        # a URL, VCS or path requirement names no registry package (manifests.py rules)
+        if match and line[match.end() : match.end() + 1] not in (":", "+", "/"):
             names.append((number, match.group(1)))
     return names
 

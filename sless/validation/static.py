@@ -15,6 +15,7 @@ Design and security reasoning:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import stat
 import tempfile
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sless.config import ValidationSettings
+from sless.validation.caching import FileKey, StaticCache, analysis_fingerprint
 from sless.validation.deobfuscation import Derived, derive
 from sless.validation.report import Finding, StageResult, Verdict, static_finding, strictest
 from sless.validation.scoring import score
@@ -36,7 +38,11 @@ __all__ = ["StaticScan", "list_files", "run_static", "scan_static"]
 _MAX_FINDINGS = 500
 _DETAIL_CHARS = 300
 #: files whose views and literals are deobfuscated
-_DERIVABLE = (".py", ".pyw", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+_DERIVABLE = frozenset(
+    {".py", ".pyw", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"}
+)
+#: other files the generic rules read
+_TEXT_SUFFIXES = frozenset({".sh", ".json"})
 
 
 @dataclass
@@ -56,14 +62,21 @@ class StaticScan:
             self.findings.append(finding)
 
 
-async def run_static(directory: Path, runtime: str, settings: ValidationSettings) -> StageResult:
+async def run_static(
+    directory: Path,
+    runtime: str,
+    settings: ValidationSettings,
+    *,
+    cache: StaticCache | None = None,
+) -> StageResult:
     """Run semgrep and the text checks over an extracted upload.
 
     ``runtime`` does not narrow the rules: a Python function can ship JavaScript it runs
-    with node (and vice versa), so every rule runs on every file.
+    with node (and vice versa), so every rule runs on every file. With a ``cache``, files
+    scanned before (same path, bytes and rules) are not scanned again.
     """
     started = time.perf_counter()
-    scan = await scan_static(directory, settings)
+    scan = await scan_static(directory, settings, cache=cache)
     status: Any = "ok"
     detail: str | None = None
     if scan.skipped:
@@ -83,7 +96,9 @@ async def run_static(directory: Path, runtime: str, settings: ValidationSettings
     )
 
 
-async def scan_static(directory: Path, settings: ValidationSettings) -> StaticScan:
+async def scan_static(
+    directory: Path, settings: ValidationSettings, *, cache: StaticCache | None = None
+) -> StaticScan:
     """Every finding of semgrep and the text checks over ``directory`` (one semgrep start).
 
     Deobfuscated views and decoded payloads (:mod:`sless.validation.deobfuscation`) are
@@ -94,27 +109,71 @@ async def scan_static(directory: Path, settings: ValidationSettings) -> StaticSc
     scan = StaticScan()
     for rel in unscannable:
         scan.add(static_finding("unscanned-entry", f"not a regular file: {rel}", rel, None))
+    keys: dict[str, FileKey] = {}
+    if cache is not None and settings.static_enabled:
+        keys = await asyncio.to_thread(_file_keys, directory, files)
+        for rel, key in keys.items():
+            hit = cache.get(key)
+            if hit is not None:
+                files.remove(rel)
+                for finding in hit:
+                    scan.add(finding)
+    fresh = await _scan_files(directory, files, settings, scan)
+    for finding in fresh:
+        scan.add(finding)
+    if cache is not None and scan.error is None and not scan.skipped:
+        by_file: dict[str, list[Finding]] = {rel: [] for rel in files}
+        for finding in fresh:
+            if finding.file in by_file:
+                by_file[finding.file].append(finding)
+        for rel, found in by_file.items():
+            if rel in keys:
+                cache.put(keys[rel], found)
+    return scan
+
+
+async def _scan_files(
+    directory: Path, files: list[str], settings: ValidationSettings, scan: StaticScan
+) -> list[Finding]:
+    """The findings of one semgrep run and the text checks over ``files``."""
+    fresh: list[Finding] = []
+    if not files:
+        scan.skipped = not settings.static_enabled
+        return fresh
     text_checks = asyncio.ensure_future(asyncio.to_thread(scan_all_text, directory, files))
     with tempfile.TemporaryDirectory(prefix="sless-derived-") as scratch:
         try:
             derived = await asyncio.to_thread(_write_derived, directory, files, Path(scratch))
-            for finding in derived.findings:
-                scan.add(finding)
+            fresh.extend(derived.findings)
             if not settings.static_enabled:
                 scan.skipped = True
             else:
                 try:
                     targets = [*files, *derived.origins]
                     for finding in await run_semgrep(directory, targets, settings):
-                        scan.add(derived.remap(finding))
+                        fresh.append(derived.remap(finding))
                 except SemgrepError as e:
                     scan.error = str(e)[:_DETAIL_CHARS]
         except BaseException:
             text_checks.cancel()
             raise
-    for finding in await text_checks:
-        scan.add(finding)
-    return scan
+    fresh.extend(await text_checks)
+    return fresh
+
+
+def _file_keys(directory: Path, files: list[str]) -> dict[str, FileKey]:
+    fingerprint = analysis_fingerprint()
+    keys: dict[str, FileKey] = {}
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    for rel in files:
+        try:
+            fd = os.open(directory / rel, flags)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        keys[rel] = FileKey(rel, digest, fingerprint)
+    return keys
 
 
 @dataclass
@@ -137,16 +196,33 @@ class _DerivedTargets:
         )
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _write_derived(directory: Path, files: list[str], scratch: Path) -> _DerivedTargets:
     out = _DerivedTargets()
     for rel in files:
-        if not rel.lower().endswith(_DERIVABLE):
+        suffix = Path(rel).suffix.lower()
+        if suffix not in _DERIVABLE and suffix not in _TEXT_SUFFIXES:
             continue
         data, _truncated = read_capped(directory / rel)
         if data is None or b"\0" in data[:8192]:
             continue
-        views, findings = derive(rel, data.decode("utf-8", "replace"))
-        out.findings.extend(findings)
+        text = data.decode("utf-8", "replace")
+        views: list[Derived] = []
+        if not _is_utf8(data):
+            # semgrep's regex rules skip a file that is not valid UTF-8, and one stray
+            # byte in a comment would hide the whole file from them: scan a decoded copy
+            views.append(Derived(rel, suffix, text, None, "decoded as UTF-8"))
+        if suffix in _DERIVABLE:
+            found, findings = derive(rel, text)
+            views.extend(found)
+            out.findings.extend(findings)
         for derived in views:
             path = scratch / f"{len(out.origins)}{derived.suffix}"
             path.write_text(derived.text, encoding="utf-8", errors="replace")
