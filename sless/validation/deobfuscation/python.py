@@ -1,27 +1,8 @@
-"""Deobfuscation: fold what the code computes from constants, decode what decodes cleanly,
-and hand the result to the same rules.
+"""Folding Python: evaluate the pure, literal-only part of expressions with :mod:`ast`.
 
-Obfuscated loaders hide the names a rule looks for (``"ev" + "al"``, ``chr(101)...``,
-``String.fromCharCode(...)``, ``'\\x65\\x76'``) or the whole payload (base64, hex, zlib,
-char-code arrays, rot13). Nothing here executes tenant code: Python files are parsed with
-:mod:`ast` and only a fixed set of pure operations on literals is evaluated (string and
-bytes concatenation and repetition, ``join``, ``chr``, slicing, ``decode``, ``replace``,
-and the decoders of :mod:`base64`, :mod:`binascii`, :mod:`codecs`, :mod:`zlib`,
-:mod:`gzip`, :mod:`bz2`, :mod:`lzma`); JavaScript is folded on its text (escapes,
-``String.fromCharCode`` of numbers, concatenated and joined literals, ``atob`` and
-``Buffer.from(..., "base64"|"hex")`` of literals). ``marshal`` data is never loaded: it
-can crash the interpreter, so a blob with a code-object header is itself a finding.
-
-Each source file gives at most:
-
-- a **folded view**: the file with every folded expression replaced by its value, with
-  the same line numbers, so a finding in it is reported on the original line;
-- **payloads**: decoded literals that read as code or shell, each scanned as its own
-  file and reported on the line of the literal it came from. Payloads are unfolded again,
-  to a bounded depth.
-
-Every step is bounded (file size, literal size, decompressed size, number of payloads,
-recursion depth), so a hostile file costs a bounded amount of work, never a crash.
+Only a fixed set of operations on literals is evaluated; nothing is imported, called or
+executed. The result is the file with each folded expression replaced by its value, on
+the same lines.
 """
 
 from __future__ import annotations
@@ -29,217 +10,18 @@ from __future__ import annotations
 import ast
 import base64
 import binascii
-import bz2
 import codecs
-import lzma
-import re
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import PurePosixPath
 
-from sless.validation.report import Finding, Verdict, static_finding
-
-__all__ = ["Derived", "derive"]
-
-#: files larger than this are not folded (their literals are still decoded)
-MAX_FOLD_BYTES = 1024 * 1024
-#: a literal longer than this is not decoded (the blob rules report it instead)
-MAX_LITERAL_CHARS = 256 * 1024
-#: decompressed or decoded output kept per literal
-MAX_DECODED_BYTES = 1024 * 1024
-#: payloads (decoded code) kept per source file, all depths together
-MAX_PAYLOADS = 16
-#: payloads of payloads, and so on
-MAX_DEPTH = 3
-#: a folded value longer than this is not put back into the view
-MAX_VALUE_CHARS = 20_000
-#: nesting of expressions followed when folding
-_MAX_EXPR_DEPTH = 60
-
-_PY = (".py", ".pyw")
-_JS = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
-
-
-@dataclass(frozen=True)
-class Derived:
-    """Text derived from an upload file, to scan with the same rules."""
-
-    #: the upload file it came from
-    origin: str
-    #: the suffix that tells semgrep its language
-    suffix: str
-    text: str
-    #: None: same line numbers as ``origin`` (a folded view); else the literal's line
-    line: int | None
-    #: how it was obtained, for the finding message
-    how: str
-
-
-def derive(rel: str, text: str) -> tuple[list[Derived], list[Finding]]:
-    """Folded views and decoded payloads of one file, and findings about its encodings."""
-    out: list[Derived] = []
-    findings: list[Finding] = []
-    _derive(rel, text, PurePosixPath(rel).suffix.lower(), None, 0, out, findings)
-    return out, findings
-
-
-def _derive(
-    rel: str,
-    text: str,
-    suffix: str,
-    line: int | None,
-    depth: int,
-    out: list[Derived],
-    findings: list[Finding],
-) -> None:
-    if depth > MAX_DEPTH or len(out) >= MAX_PAYLOADS:
-        return
-    payloads: list[tuple[int, str, str]] = []
-    view: str | None = None
-    if len(text) <= MAX_FOLD_BYTES:
-        if suffix in _PY:
-            view = _fold_python(text, payloads)
-        elif suffix in _JS:
-            view = _fold_javascript(text, payloads)
-    if view is not None and view != text:
-        out.append(Derived(rel, suffix, view, line, "constant folding"))
-    for number, literal in _blob_literals(text):
-        decoded = _decode_blob(literal)
-        if decoded is None:
-            continue
-        how, raw = decoded
-        if _is_marshal(raw):
-            at = line if line is not None else number
-            findings.append(
-                static_finding(
-                    "encoded-python-bytecode",
-                    f"a {how} literal decodes to marshalled Python bytecode: code that "
-                    "cannot be reviewed and only runs through marshal.loads",
-                    rel,
-                    at,
-                    Verdict.REJECT,
-                )
-            )
-            continue
-        payload = _as_text(raw)
-        if payload is not None:
-            payloads.append((number, payload, how))
-    for number, payload, how in payloads:
-        if len(out) >= MAX_PAYLOADS:
-            break
-        kind = _language_of(payload)
-        if kind is None:
-            continue
-        at = line if line is not None else number
-        out.append(Derived(rel, kind, payload, at, how))
-        _derive(rel, payload, kind, at, depth + 1, out, findings)
-
-
-# -- blobs ------------------------------------------------------------------------------
-
-_QUOTED_RE = re.compile(r"""(["'`])([A-Za-z0-9+/=_\-]{16,}|(?:[0-9a-fA-F]{2}){8,})\1""")
-_HEX_RE = re.compile(r"^(?:[0-9a-fA-F]{2})+$")
-_B64_RE = re.compile(r"^[A-Za-z0-9+/_\-]+={0,2}$")
-
-
-def _blob_literals(text: str) -> list[tuple[int, str]]:
-    found: list[tuple[int, str]] = []
-    for match in _QUOTED_RE.finditer(text):
-        literal = match.group(2)
-        if len(literal) <= MAX_LITERAL_CHARS:
-            found.append((text.count("\n", 0, match.start()) + 1, literal))
-        if len(found) >= 200:
-            break
-    return found
-
-
-def _decode_blob(literal: str) -> tuple[str, bytes] | None:
-    """(how, bytes) when ``literal`` is hex or base64 that decodes cleanly."""
-    raw: bytes | None = None
-    how = ""
-    if _HEX_RE.match(literal):
-        raw, how = bytes.fromhex(literal), "hex"
-    elif _B64_RE.match(literal) and len(literal) >= 20:
-        padded = literal.replace("-", "+").replace("_", "/")
-        padded += "=" * (-len(padded) % 4)
-        try:
-            raw = base64.b64decode(padded, validate=True)
-        except (ValueError, binascii.Error):
-            return None
-        how = "base64"
-    if raw is None:
-        return None
-    unpacked = _decompress(raw)
-    if unpacked is not None:
-        return f"{how}+{unpacked[0]}", unpacked[1]
-    return how, raw
-
-
-def _decompress(raw: bytes) -> tuple[str, bytes] | None:
-    """zlib, gzip, bz2 or xz by their headers, to a bounded size."""
-    try:
-        if raw[:1] == b"\x78" and raw[1:2] in (b"\x01", b"\x5e", b"\x9c", b"\xda"):
-            return "zlib", zlib.decompressobj().decompress(raw, MAX_DECODED_BYTES)
-        if raw[:2] == b"\x1f\x8b":
-            return "gzip", zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(
-                raw, MAX_DECODED_BYTES
-            )
-        if raw[:3] == b"BZh":
-            return "bz2", bz2.BZ2Decompressor().decompress(raw, MAX_DECODED_BYTES)
-        if raw[:6] == b"\xfd7zXZ\x00":
-            return "xz", lzma.LZMADecompressor().decompress(raw, MAX_DECODED_BYTES)
-    except (zlib.error, OSError, EOFError, ValueError, lzma.LZMAError):
-        return None
-    return None
-
-
-def _is_marshal(raw: bytes) -> bool:
-    # a code object (TYPE_CODE, with or without FLAG_REF), or a .pyc header before one
-    if len(raw) < 16:
-        return False
-    if raw[0] in (0x63, 0xE3) and raw[1:5] in (b"\x00\x00\x00\x00",) and b"\x00" in raw[:24]:
-        return True
-    return raw[2:4] == b"\r\n" and raw[16:17] in (b"\x63", b"\xe3")
-
-
-def _as_text(raw: bytes) -> str | None:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    if len(text) < 8:
-        return None
-    printable = sum(c.isprintable() or c in "\n\r\t" for c in text)
-    return text if printable >= 0.95 * len(text) else None
-
-
-_JS_HINT_RE = re.compile(r"\brequire\s*\(|\bfunction\b|=>|\bconst\s|\blet\s|\bvar\s|\bprocess\.")
-_SHELL_HINT_RE = re.compile(
-    r"(\b(curl|wget|bash|sh|nc|ncat|chmod|nohup|python3?|powershell)\b|/dev/tcp/|\|\s*sh\b)"
+from sless.validation.deobfuscation.decoding import decompress
+from sless.validation.deobfuscation.limits import (
+    MAX_DECODED_BYTES,
+    MAX_EXPR_DEPTH,
+    MAX_LITERAL_CHARS,
+    MAX_PAYLOADS,
+    MAX_VALUE_CHARS,
 )
-
-
-def _language_of(text: str) -> str | None:
-    """The suffix to scan decoded text as: Python, JavaScript, shell, or None (data)."""
-    if _JS_HINT_RE.search(text):
-        return ".js"
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
-    if tree is not None and any(not isinstance(n, ast.Expr) for n in tree.body):
-        return ".py"
-    if tree is not None and any(
-        isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) for n in tree.body
-    ):
-        return ".py"
-    if _SHELL_HINT_RE.search(text):
-        return ".sh"
-    return None
-
-
-# -- Python -----------------------------------------------------------------------------
 
 
 class _NotConstant(Exception):
@@ -266,7 +48,7 @@ _DECODERS: dict[str, Callable[[bytes], bytes]] = {
 
 
 def _bounded_decompress(data: bytes) -> bytes:
-    found = _decompress(data)
+    found = decompress(data)
     if found is None:
         # zlib streams without the usual header flags, raw deflate
         try:
@@ -283,7 +65,7 @@ class _Folder:
         self.names = names
 
     def value(self, node: ast.AST, depth: int = 0) -> _Value:
-        if depth > _MAX_EXPR_DEPTH:
+        if depth > MAX_EXPR_DEPTH:
             raise _NotConstant
         result = self._value(node, depth + 1)
         if isinstance(result, str | bytes) and len(result) > MAX_DECODED_BYTES:
@@ -518,7 +300,7 @@ def _module_constants(tree: ast.Module, folder: _Folder) -> dict[str, _Value]:
     return folder.names
 
 
-def _fold_python(text: str, payloads: list[tuple[int, str, str]]) -> str | None:
+def fold_python(text: str, payloads: list[tuple[int, str, str]]) -> str | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -603,108 +385,3 @@ def _apply(lines: list[str], edits: list[tuple[int, int, int, int, str]]) -> str
         replacement = [head + value.encode("utf-8") + tail] + [b""] * (end - start)
         encoded[start - 1 : end] = replacement
     return "\n".join(line.decode("utf-8", "replace") for line in encoded)
-
-
-# -- JavaScript -------------------------------------------------------------------------
-
-_JS_STRING_RE = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\\n])*)\1""")
-_JS_ESCAPE_RE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|u\{[0-9a-fA-F]{1,6}\})")
-_JS_CONCAT_RE = re.compile(r"""(["'])((?:(?!\1)[^\\\n])*)\1\s*\+\s*(["'])((?:(?!\3)[^\\\n])*)\3""")
-_JS_JOIN_RE = re.compile(
-    r"""\[\s*((?:(["'])(?:(?!\2)[^\\\n])*\2\s*,\s*)*(["'])(?:(?!\3)[^\\\n])*\3)\s*,?\s*\]\s*"""
-    r"""\.join\(\s*(["'])((?:(?!\4)[^\\\n])*)\4\s*\)"""
-)
-_JS_FROMCHARCODE_RE = re.compile(
-    r"String\.fromCharCode\(\s*((?:0x[0-9a-fA-F]+|\d+)(?:\s*,\s*(?:0x[0-9a-fA-F]+|\d+))*)\s*\)"
-)
-_JS_NUMBER_ARRAY_RE = re.compile(
-    r"\[\s*((?:0x[0-9a-fA-F]+|\d+)(?:\s*,\s*(?:0x[0-9a-fA-F]+|\d+)){7,})\s*\]"
-)
-_JS_DECODE_RE = re.compile(
-    r"""(?:atob\(\s*(["'])([A-Za-z0-9+/=]{8,})\1\s*\)"""
-    r"""|Buffer\.from\(\s*(["'])([A-Za-z0-9+/=_-]{8,})\3\s*,\s*(["'])(base64|hex)\5\s*\)"""
-    r"""(?:\.toString\([^)]*\))?)"""
-)
-_JS_STRING_ITEM_RE = re.compile(r"""(["'])((?:(?!\1)[^\\\n])*)\1""")
-
-
-def _js_literal(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return '"' + escaped.replace("\r", "\\r") + '"'
-
-
-def _fold_javascript(text: str, payloads: list[tuple[int, str, str]]) -> str:
-    for match in _JS_NUMBER_ARRAY_RE.finditer(text):
-        decoded = _char_codes(match.group(1))
-        if decoded is not None and len(payloads) < MAX_PAYLOADS:
-            payloads.append((text.count("\n", 0, match.start()) + 1, decoded, "char codes"))
-    view = _JS_STRING_RE.sub(_unescape_js, text)
-    view = _JS_FROMCHARCODE_RE.sub(lambda m: _js_or_same(m, _char_codes(m.group(1))), view)
-    view = _JS_DECODE_RE.sub(lambda m: _js_decoded(m, payloads, view), view)
-    for _ in range(8):  # "a" + "b" + "c" folds one pair per pass
-        folded = _JS_CONCAT_RE.sub(lambda m: _js_literal(m.group(2) + m.group(4)), view)
-        folded = _JS_JOIN_RE.sub(_js_join, folded)
-        if folded == view:
-            break
-        view = folded
-    return view
-
-
-def _unescape_js(match: re.Match[str]) -> str:
-    body = match.group(2)
-    if "\\" not in body or not _JS_ESCAPE_RE.search(body):
-        return match.group(0)
-
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1)
-        number = int(code[1:].strip("{}"), 16)
-        char = chr(number) if number < 0x110000 else ""
-        if char in "\\\"'\n\r" or not char.isprintable():
-            return m.group(0)
-        return char
-
-    return match.group(1) + _JS_ESCAPE_RE.sub(one, body) + match.group(1)
-
-
-def _char_codes(numbers: str) -> str | None:
-    try:
-        codes = [int(n, 0) for n in numbers.replace(" ", "").split(",")]
-    except ValueError:
-        return None
-    if not all(9 <= c < 0x110000 for c in codes):
-        return None
-    text = "".join(chr(c) for c in codes)
-    printable = sum(c.isprintable() or c in "\n\t\r" for c in text)
-    return text if printable == len(text) and any(c.isalpha() for c in text) else None
-
-
-def _js_or_same(match: re.Match[str], value: str | None) -> str:
-    return match.group(0) if value is None else _js_literal(value)
-
-
-def _js_decoded(match: re.Match[str], payloads: list[tuple[int, str, str]], text: str) -> str:
-    literal = match.group(2) or match.group(4) or ""
-    how = match.group(6) or "base64"
-    try:
-        if how == "hex":
-            raw = bytes.fromhex(literal)
-        else:
-            padded = literal.replace("-", "+").replace("_", "/")
-            raw = base64.b64decode(padded + "=" * (-len(padded) % 4), validate=True)
-    except (ValueError, binascii.Error):
-        return match.group(0)
-    value = _as_text(raw)
-    if value is None:
-        return match.group(0)
-    if len(payloads) < MAX_PAYLOADS:
-        payloads.append((text.count("\n", 0, match.start()) + 1, value, how))
-    return (
-        _js_literal(value)
-        if len(value) <= MAX_VALUE_CHARS and "\n" not in value
-        else match.group(0)
-    )
-
-
-def _js_join(match: re.Match[str]) -> str:
-    items = [m.group(2) for m in _JS_STRING_ITEM_RE.finditer(match.group(1))]
-    return _js_literal(match.group(5).join(items))
