@@ -4,6 +4,8 @@ const clipboardy = require("clipboardy");
 const robot = require("robotjs");
 // ok: js-input-capture-library
 const clip = require("clip-path-utils");
+// ok: js-input-capture-library
+const copyButton = require("clipboard");
 const cp = require("child_process");
 const fs = require("fs");
 

@@ -23,7 +23,9 @@ def browsers():
     profiles = glob.glob(os.path.expanduser("~/.mozilla/firefox/*/logins.json"))
     # ok: py-browser-wallet-store
     header = {"Cookie": "session=1"}
-    return chrome, wallets, profiles, header
+    # ok: py-browser-wallet-store
+    supported = ["MetaMask", "Exodus", "Electrum"]
+    return chrome, wallets, profiles, header, supported
 
 
 def fingerprint():
@@ -99,4 +101,6 @@ def cli_credentials():
     vault = open(os.path.join(os.environ["HOME"], ".vault-token")).read()
     # ok: py-cloud-cli-credentials
     project = os.environ.get("GOOGLE_CLOUD_PROJECT")
+    # ok: py-cloud-cli-credentials
+    tool = "gcloud"
     return adc, vault, project
