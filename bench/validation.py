@@ -9,6 +9,7 @@ rule loading) and the same scan without
 
     uv run python bench/validation.py            # every corpus sample
     uv run python bench/validation.py --quick    # every 4th sample
+    uv run python bench/validation.py --no-corpus   # timings only
 """
 
 from __future__ import annotations
@@ -128,6 +129,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="every 4th corpus sample")
     parser.add_argument("--runs", type=int, default=15, help="timed runs of the 20-file upload")
+    parser.add_argument(
+        "--no-corpus",
+        action="store_true",
+        help="time the 20-file upload only (recall: bench/evaluation.py)",
+    )
     args = parser.parse_args()
     settings = ValidationSettings()
     binary = resolve_semgrep(settings)
@@ -201,6 +207,8 @@ async def main() -> None:
             f" ({l50 / o50:.1f}x)"
         )
 
+    if args.no_corpus:
+        return
     samples = []
     for kind in ("malicious", "benign"):
         found = sorted(p for p in (CORPUS / kind).iterdir() if (p / "meta.json").is_file())
