@@ -29,7 +29,8 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sless.validation.report import Finding, StageResult, Verdict
+from sless.validation.dependencies import check_dependencies
+from sless.validation.report import Finding, StageResult, Verdict, strictest
 
 __all__ = ["check_manifests"]
 
@@ -110,13 +111,12 @@ def check_manifests(directory: Path) -> StageResult:
                 1,
                 Verdict.REJECT,
             )
-    verdict = Verdict.ALLOW
-    for finding in out.findings:
-        verdict = verdict.stricter(finding.severity)
+    # typo-squatted and desktop-only packages (dependencies.py)
+    out.findings.extend(check_dependencies(root))
     return StageResult(
         name="manifest",
         findings=out.findings,
-        verdict=verdict,
+        verdict=strictest(out.findings),
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

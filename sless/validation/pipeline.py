@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sless.config import LLMSettings, ValidationSettings
 from sless.validation.archive import extract_archive
+from sless.validation.caching import StaticCache, analysis_fingerprint
 from sless.validation.entrypoint import check_entrypoint
 from sless.validation.report import Report, StageResult, Verdict, combine
 
@@ -29,6 +30,8 @@ class Validator:
     settings: ValidationSettings
     llm: LLMSettings
     llm_cache: ReviewCache | None = None
+    #: per-file static results, so a re-upload scans only what changed
+    static_cache: StaticCache = field(default_factory=StaticCache)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -37,13 +40,8 @@ class Validator:
         A report cached under another fingerprint (rules edited, another model) is stale.
         """
         from sless.validation.llm import PROMPT_VERSION
-        from sless.validation.static import RULES_DIR
 
-        digest = hashlib.sha256()
-        for path in sorted(RULES_DIR.rglob("*")):
-            if path.is_file():
-                digest.update(str(path.relative_to(RULES_DIR)).encode() + b"\0")
-                digest.update(path.read_bytes())
+        digest = hashlib.sha256(analysis_fingerprint().encode())
         digest.update(f"static={self.settings.static_enabled}".encode())
         if self.llm.base_url and self.llm.model:
             digest.update(f"llm={self.llm.model}:{PROMPT_VERSION}".encode())
@@ -83,7 +81,9 @@ class Validator:
             return [entry]
         static: asyncio.Future[StageResult]
         if self.settings.static_enabled:
-            static = asyncio.ensure_future(run_static(directory, runtime, self.settings))
+            static = asyncio.ensure_future(
+                run_static(directory, runtime, self.settings, cache=self.static_cache)
+            )
         else:
             static = asyncio.get_running_loop().create_future()
             static.set_result(

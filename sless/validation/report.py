@@ -7,6 +7,7 @@ decided.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Literal
 
@@ -64,15 +65,30 @@ class Report(BaseModel):
     duration_ms: float = 0.0
 
 
+def strictest(findings: Iterable[Finding], floor: Verdict = Verdict.ALLOW) -> Verdict:
+    """The verdict ``findings`` ask for together: the strictest of them, never below ``floor``."""
+    verdict = floor
+    for finding in findings:
+        verdict = verdict.stricter(finding.severity)
+    return verdict
+
+
+def static_finding(
+    rule: str, message: str, file: str | None, line: int | None, severity: Verdict = Verdict.REVIEW
+) -> Finding:
+    """A finding of the static stage (semgrep or the Python-side checks)."""
+    return Finding(
+        rule=rule, message=message, file=file, line=line, source="static", severity=severity
+    )
+
+
 def combine(sha256: str, runtime: str, stages: list[StageResult], duration_ms: float) -> Report:
     """Fold the stages into one report; the strictest stage decides."""
     verdict = Verdict.ALLOW
     findings: list[Finding] = []
     for stage in stages:
-        verdict = verdict.stricter(stage.verdict)
-        for finding in stage.findings:
-            verdict = verdict.stricter(finding.severity)
-            findings.append(finding)
+        verdict = strictest(stage.findings, verdict.stricter(stage.verdict))
+        findings.extend(stage.findings)
     return Report(
         sha256=sha256,
         runtime=runtime,

@@ -1,51 +1,49 @@
-"""Recall and false-positive rate of static analysis + manifest checks on the corpus.
+"""Recall and false-positive rate of static analysis + manifest checks on both splits.
 
-semgrep runs once over the whole corpus (one upload-sized invocation instead of ~270), and
-the findings are grouped per sample: a sample's verdict is the strictest of its own
-findings and its manifest check. A malicious sample counts as caught when held for review
-or rejected; a benign one is a false positive when it is either.
+``corpus`` is the split the rules were tuned on; ``heldback`` was written before the
+behaviour rules of issue 13 and frozen (tests/validation/heldback/README.md). semgrep runs
+once over each split (one upload-sized invocation instead of hundreds), and the findings
+are grouped per sample and scored per sample (sless.validation.evaluating). A malicious
+sample counts as caught when held for review or rejected; a benign one is a false
+positive when it is either.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from sless.config import ValidationSettings
-from sless.validation.manifests import check_manifests
+from sless.validation.evaluating import SplitResult, evaluate_split
 from sless.validation.report import Verdict
-from sless.validation.static import run_static
 
 pytestmark = pytest.mark.integration
 
-CORPUS = Path(__file__).resolve().parents[2] / "validation" / "corpus"
+ROOT = Path(__file__).resolve().parents[2] / "validation"
+CORPUS = ROOT / "corpus"
+HELDBACK = ROOT / "heldback"
 MIN_RECALL = 0.97
 MAX_FPR = 0.02
+#: the targets of issue 13, on code the rules were not tuned on
+HELDBACK_MIN_RECALL = 0.95
+HELDBACK_MAX_FPR = 0.01
 
 
-def _samples(kind: str) -> list[Path]:
-    return sorted(p for p in (CORPUS / kind).iterdir() if (p / "meta.json").is_file())
+def _samples(kind: str, split: Path = CORPUS) -> list[Path]:
+    return sorted(p for p in (split / kind).iterdir() if (p / "meta.json").is_file())
 
 
 @pytest.fixture(scope="module")
 async def verdicts() -> dict[str, Verdict]:
-    result = await run_static(CORPUS, "python", ValidationSettings(semgrep_timeout_s=120))
-    assert result.status == "ok", result.detail
-    per_sample: dict[str, Verdict] = defaultdict(lambda: Verdict.ALLOW)
-    for finding in result.findings:
-        parts = (finding.file or "").split("/")
-        if len(parts) >= 3 and parts[0] in ("malicious", "benign"):
-            key = f"{parts[0]}/{parts[1]}"
-            per_sample[key] = per_sample[key].stricter(finding.severity)
-    out: dict[str, Verdict] = {}
-    for kind in ("malicious", "benign"):
-        for sample in _samples(kind):
-            key = f"{kind}/{sample.name}"
-            out[key] = per_sample[key].stricter(check_manifests(sample).verdict)
-    return out
+    result = await evaluate_split(CORPUS, ValidationSettings(semgrep_timeout_s=300))
+    return result.verdicts
+
+
+@pytest.fixture(scope="module")
+async def heldback() -> SplitResult:
+    return await evaluate_split(HELDBACK, ValidationSettings(semgrep_timeout_s=300))
 
 
 def test_corpus_is_big_and_varied() -> None:
@@ -83,3 +81,19 @@ def test_expected_verdicts_for_rejects(verdicts: dict[str, Verdict]) -> None:
         if meta["expect"] == "reject" and verdict is not Verdict.REJECT:
             weak.append(sample.name)
     assert len(weak) <= len(_samples("malicious")) * 0.05, weak
+
+
+def test_heldback_split_is_varied() -> None:
+    malicious, benign = _samples("malicious", HELDBACK), _samples("benign", HELDBACK)
+    assert len(malicious) >= 50
+    assert len(benign) >= 48
+    metas = [json.loads((s / "meta.json").read_text()) for s in malicious + benign]
+    assert {m["runtime"] for m in metas} == {"python", "node"}
+
+
+def test_heldback_recall(heldback: SplitResult) -> None:
+    assert heldback.recall >= HELDBACK_MIN_RECALL, f"recall {heldback.recall:.3f}"
+
+
+def test_heldback_false_positive_rate(heldback: SplitResult) -> None:
+    assert heldback.fpr <= HELDBACK_MAX_FPR, f"false-positive rate {heldback.fpr:.3f}"

@@ -22,14 +22,10 @@ import pytest
 import uvloop
 
 from sless.config import ValidationSettings
+from sless.validation.caching import StaticCache
 from sless.validation.report import Verdict
-from sless.validation.static import (
-    RULES_DIR,
-    _semgrep_command,
-    resolve_semgrep,
-    run_static,
-    semgrep_program,
-)
+from sless.validation.semgrep import RULES_DIR, resolve_semgrep, semgrep_command, semgrep_program
+from sless.validation.static import run_static
 
 pytestmark = pytest.mark.integration
 
@@ -271,7 +267,7 @@ def test_semgrep_core_runs_directly_as_osemgrep(tmp_path: Path) -> None:
     (tmp_path / "handler.py").write_text(
         "import base64\n\n\ndef handle(event):\n    exec(base64.b64decode(event['body']))\n"
     )
-    command = [*_semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
+    command = [*semgrep_command("semgrep", ValidationSettings(), ["handler.py"]), "--"]
     direct = subprocess.run(
         [program, *command[1:], "./handler.py"], cwd=tmp_path, capture_output=True, check=True
     )
@@ -302,3 +298,36 @@ def test_a_wrapper_without_a_packaged_core_is_run_itself(tmp_path: Path) -> None
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     assert semgrep_program(ValidationSettings(semgrep_bin=str(fake))) == str(fake)
+
+
+async def test_reupload_reuses_unchanged_files_and_rescans_changed_ones(tmp_path: Path) -> None:
+    cache = StaticCache()
+    (tmp_path / "handler.py").write_text("import os\n\ndef handle(e, c):\n    os.system(e['x'])\n")
+    (tmp_path / "util.py").write_text("def add(a, b):\n    return a + b\n")
+    first = await run_static(tmp_path, "python", ValidationSettings(), cache=cache)
+    assert len(cache) == 2
+    again = await run_static(tmp_path, "python", ValidationSettings(), cache=cache)
+    assert [f.model_dump() for f in again.findings] == [f.model_dump() for f in first.findings]
+    (tmp_path / "util.py").write_text(
+        "import pickle, base64\nX = pickle.loads(base64.b64decode('gAR9lC4='))\n"
+    )
+    changed = await run_static(tmp_path, "python", ValidationSettings(), cache=cache)
+    rules = {(f.rule, f.file) for f in changed.findings}
+    assert ("py-deserialise-embedded", "util.py") in rules or (
+        "py-deserialise-decoded",
+        "util.py",
+    ) in rules
+    assert {r for r in rules if r[1] == "handler.py"} == {
+        r for r in {(f.rule, f.file) for f in first.findings} if r[1] == "handler.py"
+    }
+    assert len(cache) == 3
+
+
+async def test_a_failed_scan_is_not_cached(tmp_path: Path) -> None:
+    cache = StaticCache()
+    (tmp_path / "handler.py").write_text("def handle(e, c):\n    return 1\n")
+    broken = ValidationSettings(semgrep_bin=str(tmp_path / "no-semgrep"))
+    result = await run_static(tmp_path, "python", broken, cache=cache)
+    assert result.status == "error"
+    assert result.verdict is Verdict.REVIEW
+    assert len(cache) == 0

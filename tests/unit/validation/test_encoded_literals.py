@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from sless.validation.report import Verdict
-from sless.validation.static import scan_text
+from sless.validation.text_checks import scan_text
 
 
 def _b64(text: str) -> str:

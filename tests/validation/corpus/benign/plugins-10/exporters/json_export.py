@@ -1,0 +1,5 @@
+import json
+
+
+def export(body):
+    return json.dumps(body)

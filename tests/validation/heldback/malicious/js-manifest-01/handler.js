@@ -1,0 +1,1 @@
+exports.handle = async () => "hi";

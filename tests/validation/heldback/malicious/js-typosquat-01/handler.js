@@ -1,0 +1,2 @@
+const express = require("expres");
+exports.handle = async () => "ok";
