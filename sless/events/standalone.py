@@ -33,7 +33,13 @@ import asyncpg
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.sources import ClusterTriggers
-from sless.store import InvocationRecorder, SecretRepository, create_pool, migrate
+from sless.store import (
+    InvocationRecorder,
+    SecretRepository,
+    create_pool,
+    migrate,
+    start_recorder,
+)
 
 if TYPE_CHECKING:
     from sless.backends.kubernetes import KubernetesBackend
@@ -80,8 +86,7 @@ class EventsProcess:
         except BaseException:
             await db.close()
             raise
-        recorder = InvocationRecorder(db)
-        recorder.start()
+        recorder = await start_recorder(db, settings.data_dir / "journal" / "events")
         consumers = RabbitConsumers(
             settings.events,
             settings.gateway.shutdown_grace_s,
