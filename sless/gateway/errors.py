@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Any
 
+import asyncpg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from sless.errors import SlessError, TooManyRequests
+from sless.errors import DatabaseUnavailable, InsufficientStorage, SlessError, TooManyRequests
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,27 @@ def _headers(exc: SlessError) -> dict[str, str] | None:
     if isinstance(exc, TooManyRequests):
         return {"Retry-After": str(exc.retry_after)}
     return {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+
+
+def infrastructure_error(exc: BaseException) -> SlessError | None:
+    """A failure of what the platform stands on, as the error a caller can act on:
+    PostgreSQL away (503, retry) or the data disk full (507). None for anything else."""
+    if isinstance(exc, asyncpg.exceptions.DiskFullError) or (
+        isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    ):
+        return InsufficientStorage("the platform's disk is full; nothing was changed")
+    if isinstance(
+        exc,
+        asyncpg.InterfaceError  # the connection went away
+        | asyncpg.exceptions.CannotConnectNowError  # starting up or shutting down
+        | asyncpg.exceptions.AdminShutdownError
+        | asyncpg.exceptions.CrashShutdownError
+        | asyncpg.exceptions.TooManyConnectionsError
+        | ConnectionError
+        | TimeoutError,
+    ):
+        return DatabaseUnavailable("the database is unavailable; retry in a moment")
+    return None
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -60,5 +83,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        mapped = infrastructure_error(exc)
+        if mapped is not None:
+            log.warning("%s: %s", mapped.code, type(exc).__name__)
+            headers = {"Retry-After": "1"} if mapped.status == 503 else None
+            return JSONResponse(
+                error_body(mapped.code, mapped.message), status_code=mapped.status, headers=headers
+            )
         log.error("unhandled error: %s", type(exc).__name__, exc_info=exc)
         return JSONResponse(error_body("internal", "internal error"), status_code=500)

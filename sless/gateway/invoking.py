@@ -36,6 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from sless.errors import NotFound, PayloadTooLarge, SlessError, TooManyRequests, Unauthorized
 from sless.events import call_function
 from sless.gateway.deps import client_address
+from sless.gateway.errors import infrastructure_error
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -175,15 +176,22 @@ class InvokeApp:
             request_bytes = len(body)
             if _wants_async(headers):
                 # the queued call records the invocation when it ends, under this id
-                await platform.events.enqueue(
-                    invocation_id,
-                    namespace,
-                    name,
-                    method=scope["method"],
-                    path=_target(scope, subpath),
-                    headers=_forwarded_headers(scope, headers),
-                    body=body,
-                )
+                try:
+                    await platform.events.enqueue(
+                        invocation_id,
+                        namespace,
+                        name,
+                        method=scope["method"],
+                        path=_target(scope, subpath),
+                        headers=_forwarded_headers(scope, headers),
+                        body=body,
+                    )
+                except Exception as e:
+                    # the queue is in PostgreSQL: away or out of disk is a clear 503/507
+                    mapped = infrastructure_error(e)
+                    if mapped is None:
+                        raise
+                    raise mapped from e
                 queued = True
                 status = 202
                 response_bytes = await _send_json(
