@@ -494,6 +494,8 @@ def crash_storm(tmp: Path) -> Result:
         victim.deploy("stormy", STORMY, {"memory_mb": 64, "timeout_s": 10, "concurrency": 4})
         other.deploy("hello", spec=SPEC)
         calm_target = [(other.namespace, "hello")]
+        for _ in range(20):  # warm: the unloaded figure must not hold a cold start
+            httpx.post(f"{platform.url}/fn/{other.namespace}/hello", timeout=30)
         quiet = Load(platform.url, calm_target, rate=RATE / 2, seconds=SECONDS / 2, async_rate=0)
         quiet.start().join()
         storm_calls: list[int | None] = []
