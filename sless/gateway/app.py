@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 from sless.config import Settings
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
-from sless.gateway.errors import install_error_handlers
+from sless.gateway.errors import ERROR_RESPONSES, install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
@@ -50,7 +50,7 @@ def create_app(
         finally:
             await platform.stop()
 
-    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan)
+    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan, responses=ERROR_RESPONSES)
     install_error_handlers(api)
     # on the management app only: /fn/ is dispatched around it (Gateway above)
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)

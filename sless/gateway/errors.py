@@ -18,6 +18,46 @@ from sless.errors import DatabaseUnavailable, InsufficientStorage, SlessError, T
 log = logging.getLogger(__name__)
 
 
+#: every error answer: ``{"error": {"code", "message", "details"?}}``, always JSON (also
+#: from an operation whose success is text/plain, hence no pydantic model here: FastAPI
+#: would declare it under the operation's own media type)
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "details": {},
+            },
+        }
+    },
+}
+
+
+def _declared(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+
+
+#: the error answers any operation may give, declared in the OpenAPI document so that a
+#: client (and the fuzzer, tests/fuzz/) can rely on their shape
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _declared("bad request (a body that cannot be parsed)"),
+    401: _declared("no token, or a token that is not valid"),
+    403: _declared("not allowed: an admin-only call, or a quota would be exceeded"),
+    404: _declared("not found (also: a namespace that is not the caller's)"),
+    409: _declared("conflict with the current state"),
+    413: _declared("the body is larger than allowed"),
+    422: _declared("the request is not valid"),
+    429: _declared("too many requests: see Retry-After"),
+    503: _declared("a part of the platform (database, code store) is unavailable: retry"),
+    507: _declared("the platform's disk is full; nothing was changed"),
+}
+
+
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     error: dict[str, Any] = {"code": code, "message": message}
     if details is not None:

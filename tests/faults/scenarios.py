@@ -164,7 +164,8 @@ def _metric(text: str, name: str) -> int:
 def _kinds(outcomes: list[Any]) -> str:
     counts: dict[str, int] = {}
     for o in outcomes:
-        key = f"{o.kind} {o.status or 'error'}"
+        reason = o.status or ("not sent (256 in flight)" if o.target == "not sent" else "error")
+        key = f"{o.kind} {reason}"
         counts[key] = counts.get(key, 0) + 1
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
 
