@@ -79,6 +79,10 @@ def create_app(
             f"sless_invocation_records_written_total {recorder.written}",
             "# TYPE sless_invocation_records_dropped_total counter",
             f"sless_invocation_records_dropped_total {recorder.dropped}",
+            "# TYPE sless_invocation_records_replayed_total counter",
+            f"sless_invocation_records_replayed_total {recorder.replayed}",
+            "# TYPE sless_invocation_journal_errors_total counter",
+            f"sless_invocation_journal_errors_total {recorder.journal_errors}",
         ]
         return "\n".join(lines) + "\n"
 

@@ -221,6 +221,8 @@ class InvokeApp:
             extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
             if isinstance(e, TooManyRequests):
                 extra = [(b"retry-after", str(e.retry_after).encode())]
+            elif status == 503:
+                extra = [(b"retry-after", b"1")]
             response_bytes = await _send_json(
                 send,
                 status,

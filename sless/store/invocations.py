@@ -115,6 +115,12 @@ class InvocationRecorder:
         self.failed_batches = 0
         self._gave_up = False
 
+    @property
+    def journal_errors(self) -> int:
+        """Records not journaled (disk full...): they reach the database from memory, but
+        a crash before then would lose them."""
+        return self.journal.errors if self.journal is not None else 0
+
     def record(self, record: InvocationRecord) -> None:
         try:
             self._queue.put_nowait(record)
