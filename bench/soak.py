@@ -146,6 +146,8 @@ def main() -> int:
         f"\n{len(load.outcomes)} requests ({len(load.of('invoke'))} invocations,"
         f" {len(load.of('async'))} async, {len(load.of('upload'))} uploads), failed: {len(failed)}"
     )
+    for o in failed[:10]:
+        print(f"  failed: at {o.t:.1f} s {o.kind} {o.status} {o.target}")
     print(f"after the warm-up ({warmup:.0f} s) → end ({last.t:.0f} s):")
     print("| figure | after warm-up | end | growth |")
     print("|---|---|---|---|")
