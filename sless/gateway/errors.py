@@ -80,7 +80,8 @@ def infrastructure_error(exc: BaseException) -> SlessError | None:
         return InsufficientStorage("the platform's disk is full; nothing was changed")
     if isinstance(
         exc,
-        asyncpg.InterfaceError  # the connection went away
+        asyncpg.exceptions.PostgresConnectionError  # the connection went away (class 08)
+        | asyncpg.InterfaceError  # a connection the pool had lost
         | asyncpg.exceptions.CannotConnectNowError  # starting up or shutting down
         | asyncpg.exceptions.AdminShutdownError
         | asyncpg.exceptions.CrashShutdownError
