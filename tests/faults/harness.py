@@ -321,9 +321,9 @@ class Load:
             due = n / rate
             if due >= self.seconds:
                 break
-            delay = due - self.now()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            # always yield, also when behind schedule: else the calls started here would
+            # never run, and a stalled machine would look like a failing platform
+            await asyncio.sleep(max(0.0, due - self.now()))
             if len(pending) < 256:  # a stalled platform must not pile up tasks without end
                 task = asyncio.create_task(one(client, n))
                 pending.add(task)
