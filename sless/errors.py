@@ -78,6 +78,26 @@ class BackendUnavailable(SlessError):
     code = "backend_unavailable"
 
 
+class StorageUnavailable(BackendUnavailable):
+    """The code blob store (S3) cannot be reached: retry later; nothing was changed."""
+
+    code = "storage_unavailable"
+
+
+class DatabaseUnavailable(SlessError):
+    """PostgreSQL cannot be reached (restarting, down): retry later."""
+
+    status = 503
+    code = "database_unavailable"
+
+
+class InsufficientStorage(SlessError):
+    """The disk that holds the platform's data is full: nothing was changed."""
+
+    status = 507
+    code = "insufficient_storage"
+
+
 class InvocationTimeout(SlessError):
     status = 504
     code = "timeout"

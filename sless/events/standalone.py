@@ -33,7 +33,13 @@ from sless.backends import ClusterBackend, make_cluster_backend
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.sources import ClusterTriggers
-from sless.store import InvocationRecorder, SecretRepository, create_pool, migrate
+from sless.store import (
+    InvocationRecorder,
+    SecretRepository,
+    create_pool,
+    migrate,
+    start_recorder,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +80,7 @@ class EventsProcess:
         except BaseException:
             await db.close()
             raise
-        recorder = InvocationRecorder(db)
-        recorder.start()
+        recorder = await start_recorder(db, settings.data_dir / "journal" / "events")
         consumers = RabbitConsumers(
             settings.events,
             settings.gateway.shutdown_grace_s,

@@ -19,7 +19,7 @@ from sless.config import Settings
 from sless.gateway import console
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
-from sless.gateway.errors import install_error_handlers
+from sless.gateway.errors import ERROR_RESPONSES, install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.routers import (
@@ -82,7 +82,7 @@ def create_app(
         finally:
             await platform.stop()
 
-    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan)
+    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan, responses=ERROR_RESPONSES)
     install_error_handlers(api)
     # on the management app only: /fn/ is dispatched around it (Gateway above)
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
@@ -113,6 +113,10 @@ def create_app(
             f"sless_invocation_records_written_total {recorder.written}",
             "# TYPE sless_invocation_records_dropped_total counter",
             f"sless_invocation_records_dropped_total {recorder.dropped}",
+            "# TYPE sless_invocation_records_replayed_total counter",
+            f"sless_invocation_records_replayed_total {recorder.replayed}",
+            "# TYPE sless_invocation_journal_errors_total counter",
+            f"sless_invocation_journal_errors_total {recorder.journal_errors}",
         ]
         return "\n".join(lines) + "\n"
 

@@ -37,7 +37,7 @@ from sless.backends import call_function
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
-from sless.gateway.errors import error_body, error_headers
+from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -228,15 +228,22 @@ class InvokeApp:
         call.request_bytes = len(body)
         if _wants_async(headers):
             # the queued call records the invocation when it ends, under this id
-            await platform.events.enqueue(
-                call.invocation_id,
-                namespace,
-                name,
-                method=scope["method"],
-                path=_target(scope, call.subpath),
-                headers=_forwarded_headers(scope, headers),
-                body=body,
-            )
+            try:
+                await platform.events.enqueue(
+                    call.invocation_id,
+                    namespace,
+                    name,
+                    method=scope["method"],
+                    path=_target(scope, call.subpath),
+                    headers=_forwarded_headers(scope, headers),
+                    body=body,
+                )
+            except Exception as e:
+                # the queue is in PostgreSQL: away or out of disk is a clear 503/507
+                mapped = infrastructure_error(e)
+                if mapped is None:
+                    raise
+                raise mapped from e
             call.queued = True
             await call.send_json(send, 202, {"invocation_id": str(call.invocation_id)})
             return

@@ -20,6 +20,7 @@ from sless.store import (
     create_pool,
     make_blob_store,
     migrate,
+    start_recorder,
 )
 from sless.tenancy import Tenancy
 from sless.validation import StageResult, Validator
@@ -85,8 +86,13 @@ class Platform:
         except BaseException:
             await db.close()
             raise
-        recorder = InvocationRecorder(db)
-        recorder.start()
+        try:
+            # records a crashed predecessor journaled reach the database before we serve
+            recorder = await start_recorder(db, settings.data_dir / "journal" / "gateway")
+        except BaseException:
+            await backend.stop()
+            await db.close()
+            raise
         events = Events(settings, db, backend, recorder)
         events.start()
         return cls(

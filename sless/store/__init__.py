@@ -5,7 +5,12 @@ from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
-from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
+from sless.store.invocations import (
+    InvocationRecord,
+    InvocationRecorder,
+    list_invocations,
+    start_recorder,
+)
 from sless.store.jobs import Decision, JobRecord, JobRepository
 from sless.store.locks import TenantLock
 from sless.store.queue import QueuedCall, QueueRepository, get_invocation
@@ -52,5 +57,6 @@ __all__ = [
     "list_invocations",
     "make_blob_store",
     "migrate",
+    "start_recorder",
     "verdict_buckets",
 ]

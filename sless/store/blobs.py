@@ -7,6 +7,7 @@ upload of code that is already stored writes nothing.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sless.config import S3Settings
-from sless.errors import BackendUnavailable
+from sless.errors import InsufficientStorage, StorageUnavailable
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -42,7 +43,12 @@ class LocalBlobStore:
     async def put(self, sha256: str, data: bytes) -> str:
         path = self._path(sha256)
         if not path.exists():
-            await asyncio.to_thread(self._write_atomically, path, data)
+            try:
+                await asyncio.to_thread(self._write_atomically, path, data)
+            except OSError as e:
+                if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise InsufficientStorage("no space left to store the code") from e
+                raise
         return blob_key(sha256)
 
     @staticmethod
@@ -89,7 +95,7 @@ class S3BlobStore:
             raise
         except BotoCoreError as e:
             # endpoint down, credentials missing...: the message names no secret
-            raise BackendUnavailable(f"S3 {method} failed: {type(e).__name__}") from e
+            raise StorageUnavailable(f"S3 {method} failed: {type(e).__name__}") from e
 
     async def put(self, sha256: str, data: bytes) -> str:
         if not await self.exists(sha256):
@@ -109,7 +115,7 @@ class S3BlobStore:
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
                 return False
-            raise BackendUnavailable(f"S3 head_object failed: {e.response['Error']}") from e
+            raise StorageUnavailable(f"S3 head_object failed: {e.response['Error']}") from e
         return True
 
     async def delete(self, sha256: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request, Response
+from fastapi import APIRouter, Body, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from sless.gateway.audit import note
@@ -15,6 +15,10 @@ from sless.models import TenantName, namespace_for
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
+#: a row id in a path: a positive PostgreSQL bigint (a larger number would overflow there
+#: and answer 500; found by the fuzzer, tests/fuzz/)
+RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
+
 router = APIRouter(prefix="/v1/admin")
 
 
@@ -90,7 +94,7 @@ async def list_tokens(tenant: str, _admin: AdminDep, platform: PlatformDep) -> d
 
 @router.delete("/tenants/{tenant}/tokens/{token_id}")
 async def revoke_token(
-    tenant: str, token_id: int, _admin: AdminDep, platform: PlatformDep, response: Response
+    tenant: str, token_id: RowId, _admin: AdminDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:
     await platform.tenancy.tokens.revoke(tenant, token_id)
     platform.tenancy.forget_cached()
@@ -123,7 +127,7 @@ async def _decide(
     request: Request,
     platform: Platform,
     admin: Principal,
-    review_id: int,
+    review_id: RowId,
     body: ReviewDecision,
     approve: bool,
 ) -> dict[str, Any]:
@@ -148,13 +152,13 @@ async def _decide(
 
 @router.post("/reviews/{review_id}/approve")
 async def approve_review(
-    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
+    review_id: RowId, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
 ) -> dict[str, Any]:
     return await _decide(request, platform, admin, review_id, body, approve=True)
 
 
 @router.post("/reviews/{review_id}/reject")
 async def reject_review(
-    review_id: int, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
+    review_id: RowId, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
 ) -> dict[str, Any]:
     return await _decide(request, platform, admin, review_id, body, approve=False)
