@@ -46,6 +46,14 @@ class GatewaySettings(BaseModel):
     shutdown_grace_s: float = 10.0
     #: public URL of the gateway, shown to users (defaults to http://host:port)
     public_url: str | None = None
+    #: key that signs paging cursors and seals stored idempotent responses; unset: a
+    #: random key generated once and kept in PostgreSQL (shared by every gateway)
+    signing_key: SecretStr | None = None
+    #: how long a paging cursor is accepted after it was issued
+    cursor_ttl_s: int = Field(default=24 * 3600, ge=60)
+    #: Idempotency-Key records: how long one is kept, and how many per tenant at most
+    idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
+    idempotency_max_keys: int = Field(default=10_000, ge=1)
 
 
 class AdminSettings(BaseModel):

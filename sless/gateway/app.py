@@ -20,6 +20,7 @@ from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
+from sless.gateway.ratelimits import RateLimitHeaders
 from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
 
 
@@ -54,6 +55,7 @@ def create_app(
     install_error_handlers(api)
     # on the management app only: /fn/ is dispatched around it (Gateway above)
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
+    api.add_middleware(RateLimitHeaders)
     api.include_router(management.router)
     api.include_router(upload.router)
     api.include_router(admin.router)

@@ -5,8 +5,10 @@ from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
+from sless.store.idempotency import IdempotencyRepository, IdempotencyRow
 from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
 from sless.store.jobs import Decision, JobRecord, JobRepository
+from sless.store.keys import signing_key
 from sless.store.locks import TenantLock
 from sless.store.queue import QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
@@ -24,6 +26,8 @@ __all__ = [
     "EmbeddedPostgres",
     "FunctionRecord",
     "FunctionRepository",
+    "IdempotencyRepository",
+    "IdempotencyRow",
     "InvocationRecord",
     "InvocationRecorder",
     "JobRecord",
@@ -49,4 +53,5 @@ __all__ = [
     "list_invocations",
     "make_blob_store",
     "migrate",
+    "signing_key",
 ]
