@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
@@ -22,6 +23,7 @@ from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.ratelimits import RateLimitHeaders
 from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
+from sless.gateway.schema import errors_as_json, operation_id
 
 
 class Gateway:
@@ -51,8 +53,21 @@ def create_app(
         finally:
             await platform.stop()
 
-    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan)
+    api = FastAPI(
+        title="sless",
+        version="0.1.0",
+        lifespan=lifespan,
+        generate_unique_id_function=operation_id,
+    )
     install_error_handlers(api)
+    plain_openapi = api.openapi
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is None:
+            api.openapi_schema = errors_as_json(plain_openapi())
+        return api.openapi_schema
+
+    api.openapi = openapi  # type: ignore[method-assign]
     # on the management app only: /fn/ is dispatched around it (Gateway above)
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
     api.add_middleware(RateLimitHeaders)

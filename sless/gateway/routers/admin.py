@@ -15,11 +15,12 @@ from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
+from sless.gateway.schema import ERRORS, page_model
 from sless.models import TenantName, namespace_for
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1/admin")
+router = APIRouter(prefix="/v1/admin", responses=ERRORS)
 
 
 class TenantCreate(BaseModel):
@@ -66,7 +67,7 @@ async def create_tenant(
     return response
 
 
-@router.get("/tenants")
+@router.get("/tenants", response_model=page_model("TenantPage", "tenants", total=True))
 async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
     tenants = await platform.tenancy.tenants.list()
@@ -100,7 +101,9 @@ async def create_token(
     return {"id": created.row.id, "tenant": tenant, "token": created.token}
 
 
-@router.get("/tenants/{tenant}/tokens")
+@router.get(
+    "/tenants/{tenant}/tokens", response_model=page_model("TokenPage", "tokens", total=True)
+)
 async def list_tokens(
     tenant: str, _admin: AdminDep, platform: PlatformDep, page: PageDep
 ) -> dict[str, Any]:
@@ -144,7 +147,7 @@ def _review_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@router.get("/reviews")
+@router.get("/reviews", response_model=page_model("ReviewPage", "reviews", total=False))
 async def list_reviews(
     _admin: AdminDep,
     platform: PlatformDep,

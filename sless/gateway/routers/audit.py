@@ -21,9 +21,10 @@ from fastapi import APIRouter, Query
 from sless.errors import NotFound
 from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, PrincipalDep
 from sless.gateway.paging import PageDep, Pager
+from sless.gateway.schema import ERRORS, page_model
 from sless.store import AuditRepository
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 Before = Annotated[int | None, Query(ge=1, description="older than this id (use cursor)")]
 Action = Annotated[str | None, Query(max_length=100)]
@@ -49,7 +50,9 @@ async def _page(
     return page
 
 
-@router.get("/namespaces/{ns}/audit")
+@router.get(
+    "/namespaces/{ns}/audit", response_model=page_model("AuditPage", "entries", total=False)
+)
 async def tenant_audit(
     ns: NamespaceDep,
     principal: PrincipalDep,
@@ -77,7 +80,7 @@ async def tenant_audit(
     return await _page(AuditRepository(platform.db), pager, before, namespace=ns, **filters)
 
 
-@router.get("/admin/audit")
+@router.get("/admin/audit", response_model=page_model("AdminAuditPage", "entries", total=False))
 async def admin_audit(
     _admin: AdminDep,
     platform: PlatformDep,

@@ -21,11 +21,12 @@ from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.gateway.support import current_version, require_function
 from sless.models import FunctionJob, JobSpec
 from sless.store import QueueRepository, get_invocation
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def job_view(job: FunctionJob) -> dict[str, Any]:
@@ -33,7 +34,7 @@ def job_view(job: FunctionJob) -> dict[str, Any]:
     return data
 
 
-@router.get("/namespaces/{ns}/jobs")
+@router.get("/namespaces/{ns}/jobs", response_model=page_model("JobPage", "jobs", total=True))
 async def list_jobs(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
     jobs = await platform.backend.list_jobs(ns)
@@ -41,7 +42,7 @@ async def list_jobs(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> d
     return {"jobs": [job_view(j) for j in items], **fields}
 
 
-@router.put("/namespaces/{ns}/jobs/{name}")
+@router.put("/namespaces/{ns}/jobs/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_job(
     ns: NamespaceDep,
     name: NameDep,
@@ -74,7 +75,7 @@ async def put_job(
     return response
 
 
-@router.get("/namespaces/{ns}/jobs/{name}")
+@router.get("/namespaces/{ns}/jobs/{name}", responses=with_etag())
 async def get_job(
     ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:

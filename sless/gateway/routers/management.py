@@ -13,10 +13,11 @@ from sless.errors import BadRequest, Invalid
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.models import Function, FunctionSpec
 from sless.store import list_invocations
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def function_view(function: Function, public_url: str) -> dict[str, Any]:
@@ -32,7 +33,10 @@ async def whoami(principal: PrincipalDep) -> dict[str, Any]:
     return {"tenant": principal.tenant, "namespace": principal.namespace}
 
 
-@router.get("/namespaces/{ns}/functions")
+@router.get(
+    "/namespaces/{ns}/functions",
+    response_model=page_model("FunctionPage", "functions", total=True),
+)
 async def list_functions(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact (the namespace's functions are few)."""
     functions = await platform.backend.list_functions(ns)
@@ -42,7 +46,7 @@ async def list_functions(ns: NamespaceDep, platform: PlatformDep, page: PageDep)
     return {"functions": [function_view(f, url) for f in items], **fields}
 
 
-@router.put("/namespaces/{ns}/functions/{name}")
+@router.put("/namespaces/{ns}/functions/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_function(
     ns: NamespaceDep,
     name: NameDep,
@@ -70,7 +74,7 @@ async def put_function(
     return function_view(function, platform.public_url)
 
 
-@router.get("/namespaces/{ns}/functions/{name}")
+@router.get("/namespaces/{ns}/functions/{name}", responses=with_etag())
 async def get_function(
     ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:
@@ -114,7 +118,10 @@ StatusClass = Literal["2xx", "3xx", "4xx", "5xx"]
 AsyncState = Literal["queued", "running", "succeeded", "failed", "dead"]
 
 
-@router.get("/namespaces/{ns}/invocations")
+@router.get(
+    "/namespaces/{ns}/invocations",
+    response_model=page_model("InvocationPage", "invocations", total=False),
+)
 async def get_invocations(
     ns: NamespaceDep,
     platform: PlatformDep,

@@ -18,9 +18,10 @@ from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
 from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
 from sless.gateway.preconditions import IfMatch, IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.store import SecretRepository
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 MAX_SECRET_BYTES = 8 * 1024
 
@@ -42,7 +43,10 @@ def _parse(body: dict[str, Any]) -> SecretStr:
     return value
 
 
-@router.get("/namespaces/{ns}/secrets")
+@router.get(
+    "/namespaces/{ns}/secrets",
+    response_model=page_model("SecretPage", "secrets", total=True),
+)
 async def list_secrets(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact (a tenant has few secrets)."""
     secrets = await SecretRepository(platform.db).list_all(ns)
@@ -59,7 +63,7 @@ async def _check(platform: Platform, ns: str, name: str, if_match: IfMatch) -> N
     if_match.check(current)
 
 
-@router.put("/namespaces/{ns}/secrets/{name}")
+@router.put("/namespaces/{ns}/secrets/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_secret(
     ns: NamespaceDep,
     name: NameDep,
@@ -79,7 +83,7 @@ async def put_secret(
     return info.view()
 
 
-@router.get("/namespaces/{ns}/secrets/{name}")
+@router.get("/namespaces/{ns}/secrets/{name}", responses=with_etag())
 async def get_secret(
     ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:

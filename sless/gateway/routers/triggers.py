@@ -24,11 +24,12 @@ from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
 from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
 from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.gateway.support import current_version, require_function
 from sless.models import RabbitMQSource, Trigger, TriggerSpec
 from sless.store import SecretRepository
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def trigger_view(trigger: Trigger) -> dict[str, Any]:
@@ -64,7 +65,10 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
         raise Invalid(f"url_secret: secret {source.url_secret!r}: {e}") from None
 
 
-@router.get("/namespaces/{ns}/triggers")
+@router.get(
+    "/namespaces/{ns}/triggers",
+    response_model=page_model("TriggerPage", "triggers", total=True),
+)
 async def list_triggers(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
     triggers = await platform.backend.list_triggers(ns)
@@ -73,7 +77,7 @@ async def list_triggers(ns: NamespaceDep, platform: PlatformDep, page: PageDep) 
     return {"triggers": [trigger_view(t) for t in items], **fields}
 
 
-@router.put("/namespaces/{ns}/triggers/{name}")
+@router.put("/namespaces/{ns}/triggers/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_trigger(
     ns: NamespaceDep,
     name: NameDep,
@@ -99,7 +103,7 @@ async def put_trigger(
     return trigger_view(trigger)
 
 
-@router.get("/namespaces/{ns}/triggers/{name}")
+@router.get("/namespaces/{ns}/triggers/{name}", responses=with_etag())
 async def get_trigger(
     ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:

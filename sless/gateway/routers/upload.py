@@ -24,10 +24,11 @@ from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER, check_key
 from sless.gateway.platform import Platform
+from sless.gateway.schema import ERRORS
 from sless.models import CodeRef, Function, Phase
 from sless.validation import Report, Verdict
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
