@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import asyncpg
 import httpx
@@ -368,3 +369,40 @@ def test_rate_limited_callers_get_ratelimit_headers(
         == '"api";r=0;t=' + limited[0].headers["RateLimit"].rsplit("=", 1)[1]
     )
     assert "RateLimit" not in gateway.admin.get("/v1/admin/tenants").headers
+
+
+# -- the CLI follows the cursor ----------------------------------------------------------------
+
+
+def test_cli_invocations_all_walks_every_page(
+    gateway: RunningGateway, acme: httpx.Client, writer: Writer
+) -> None:
+    import json
+    import subprocess
+    import sys
+
+    now = datetime.now(UTC)
+    records = [
+        _record(now - timedelta(seconds=i), status=200 if i % 5 else 502) for i in range(250)
+    ]
+    writer.write(records)
+    token = acme.headers["Authorization"].removeprefix("Bearer ")
+    common = ["--url", gateway.url, "--token", token, "--json", "--limit", "100"]
+
+    def sless(*args: str) -> dict[str, Any]:
+        result = subprocess.run(
+            [sys.executable, "-m", "sless.cli", "invocations", *args, *common],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        data: dict[str, Any] = json.loads(result.stdout)
+        return data
+
+    ids = [row["id"] for row in sless("--all")["invocations"]]
+    assert sorted(ids) == sorted(str(r.id) for r in records)
+    assert sless("--all", "--status", "5xx")["count"] == 50
+    since = (now - timedelta(seconds=9.5)).isoformat()
+    assert sless("--since", since)["count"] == 10
+    assert sless()["count"] == 100  # without --all: one page
