@@ -97,3 +97,8 @@ class IdempotencyRepository:
             namespace,
             key_digest,
         )
+
+    async def delete_namespace(self, namespace: str) -> None:
+        """Forget a removed tenant's keys: a tenant created again under the same name
+        must never replay its predecessor's answers."""
+        await self.pool.execute("DELETE FROM idempotency_keys WHERE namespace = $1", namespace)

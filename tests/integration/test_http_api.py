@@ -406,3 +406,19 @@ def test_cli_invocations_all_walks_every_page(
     since = (now - timedelta(seconds=9.5)).isoformat()
     assert sless("--since", since)["count"] == 10
     assert sless()["count"] == 100  # without --all: one page
+
+
+def test_a_tenant_created_again_does_not_replay_its_predecessors_answers(
+    gateway: RunningGateway,
+) -> None:
+    key = {"Idempotency-Key": "same-key"}
+    job = {"function": "fn", "run_id": 1}
+    first = gateway.tenant("again")
+    assert first.put("/v1/namespaces/sless-again/functions/fn", json=SPEC).status_code == 201
+    assert first.put("/v1/namespaces/sless-again/jobs/j", json=job, headers=key).status_code == 201
+    assert gateway.admin.delete("/v1/admin/tenants/again").status_code == 200
+    second = gateway.tenant("again")
+    assert second.put("/v1/namespaces/sless-again/functions/fn", json=SPEC).status_code == 201
+    response = second.put("/v1/namespaces/sless-again/jobs/j", json=job, headers=key)
+    assert response.status_code == 201
+    assert "Idempotent-Replayed" not in response.headers

@@ -86,6 +86,7 @@ async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) ->
     await platform.backend.delete_namespace(namespace_for(tenant))
     await platform.backend.remove_tenant(tenant)
     await platform.tenancy.tenants.delete(tenant)
+    await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
     platform.tenancy.forget_cached()
     return {"deleted": tenant}
 
