@@ -56,10 +56,40 @@ class GatewaySettings(BaseModel):
     idempotency_max_keys: int = Field(default=10_000, ge=1)
 
 
+#: a token that a provider chooses by hand must be at least this long (the generated ones
+#: are 48 characters: ``sl_a_`` and 256 random bits)
+MIN_CONFIGURED_TOKEN_LENGTH = 32
+TOKEN_FORMAT_HINT = (
+    f"at least {MIN_CONFIGURED_TOKEN_LENGTH} printable ASCII characters, no spaces; make one"
+    " with: python3 -c \"import secrets; print('sl_a_' + secrets.token_urlsafe(32))\""
+)
+
+
+def check_configured_token(value: SecretStr | None) -> SecretStr | None:
+    """Refuse, at start, a hand-set token that would be weak or could never be typed back.
+
+    The message never includes the value (it is a secret, and it ends up in a terminal).
+    """
+    if value is None:
+        return None
+    secret = value.get_secret_value()
+    if (
+        len(secret) < MIN_CONFIGURED_TOKEN_LENGTH
+        or not secret.isascii()
+        or not secret.isprintable()
+        or any(c.isspace() for c in secret)
+    ):
+        raise ValueError(f"must be {TOKEN_FORMAT_HINT}")
+    return value
+
+
 class AdminSettings(BaseModel):
     #: provider admin token; when unset one is generated on first start, printed once
-    #: and stored hashed
+    #: and stored hashed. Set by hand, any token of ``MIN_CONFIGURED_TOKEN_LENGTH``
+    #: characters or more works; a shorter one stops the start with a one-line error.
     token: SecretStr | None = None
+
+    _check_token = field_validator("token")(check_configured_token)
 
 
 #: signature algorithms a JWKS may be used with: asymmetric only. ``none`` and the HMAC

@@ -57,8 +57,18 @@ Name = Annotated[str, AfterValidator(check_name)]
 TenantName = Annotated[str, AfterValidator(check_tenant_name)]
 
 
+_NAMESPACE_PREFIX = "sless-"
+
+
 def namespace_for(tenant: str) -> str:
-    return f"sless-{tenant}"
+    return f"{_NAMESPACE_PREFIX}{tenant}"
+
+
+def tenant_of(namespace: str) -> str:
+    """The inverse of ``namespace_for``; raises ``ValueError`` for a namespace it did not make."""
+    if not namespace.startswith(_NAMESPACE_PREFIX) or len(namespace) == len(_NAMESPACE_PREFIX):
+        raise ValueError(f"{namespace[:80]!r} is not a tenant namespace")
+    return namespace[len(_NAMESPACE_PREFIX) :]
 
 
 class Runtime(StrEnum):

@@ -11,8 +11,6 @@ import os
 import shutil
 import socket
 import tempfile
-import threading
-import time
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -24,6 +22,7 @@ import pytest
 from pydantic import SecretStr
 
 from sless.config import Settings
+from tests.support import serve_in_thread
 
 
 def free_port() -> int:
@@ -114,38 +113,18 @@ class RunningGateway:
 @pytest.fixture
 def gateway(settings: Settings, database_url: str) -> Iterator[RunningGateway]:
     """The real gateway under uvicorn in a thread, on a free loopback port."""
-    import uvicorn
-
     from sless.gateway import create_app
 
     settings.admin.token = SecretStr(ADMIN_TOKEN)
     app = create_app(settings, database_url)
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=settings.gateway.port,
-        lifespan="on",
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("gateway did not start")
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{settings.gateway.port}"
-    admin = httpx.Client(
-        base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
-    )
-    running = RunningGateway(url=url, settings=settings, admin=admin, app=app)
-    yield running
-    for client in [admin, *running.clients]:
-        client.close()
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serve_in_thread(app, settings.gateway.port) as served:
+        admin = httpx.Client(
+            base_url=served.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+        )
+        running = RunningGateway(url=served.url, settings=settings, admin=admin, app=app)
+        yield running
+        for client in [admin, *running.clients]:
+            client.close()
 
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())

@@ -1,15 +1,27 @@
 """A real test host: a network namespace joined to this one by a veth pair.
 
-Egress rules refuse loopback, so a destination a function (or a callback) may reach has
-to be another host. ``netns_host`` makes one (``ip netns``; needs root), runs a server
-command inside it, waits until it answers HTTP, and removes everything afterwards.
+Egress rules refuse loopback, and the Kubernetes API server refuses loopback addresses in
+an EndpointSlice, so a destination that a function, a callback or the gateway reaches has
+to be another host. These helpers make one (``ip netns``; needs root): test traffic then
+goes only to an address *inside* a namespace the test made, never to one of the
+machine's own namespace beyond loopback.
+
+- ``netns_host`` runs a server command inside a fresh namespace, waits until it answers
+  HTTP, and removes everything afterwards.
+- ``TestHost`` is a longer-lived one: ``listen()`` hands out TCP sockets bound inside it
+  (made by a thread that entered the namespace, so in-process servers such as aiohttp
+  or ``http.server`` can serve on them), and ``command()`` prefixes a command so that it
+  runs inside it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import shutil
+import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -62,3 +74,67 @@ def netns_host(host_ip: str, test_host_ip: str, port: int, command: Sequence[str
             server.wait(timeout=10)
         subprocess.run(["ip", "link", "del", veth], capture_output=True)
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+class TestHost:
+    """A network namespace at ``address``, reached from here through a veth pair."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+    def __init__(self, host_ip: str, address: str) -> None:
+        if shutil.which("ip") is None:
+            pytest.fail("iproute2 (`ip`) is needed to build the test host")
+        self.address = address
+        self.namespace = f"sless-h{uuid.uuid4().hex[:6]}"
+        self._veth = f"vh{uuid.uuid4().hex[:6]}"
+        _ip("netns", "add", self.namespace)
+        try:
+            _ip("link", "add", self._veth, "type", "veth", "peer", "name", f"{self._veth}p")
+            _ip("link", "set", f"{self._veth}p", "netns", self.namespace)
+            _ip("addr", "add", f"{host_ip}/30", "dev", self._veth)
+            _ip("link", "set", self._veth, "up")
+            _ip("-n", self.namespace, "addr", "add", f"{address}/30", "dev", f"{self._veth}p")
+            _ip("-n", self.namespace, "link", "set", f"{self._veth}p", "up")
+            _ip("-n", self.namespace, "link", "set", "lo", "up")
+        except BaseException:
+            self.remove()
+            raise
+
+    def listen(self, port: int = 0) -> socket.socket:
+        """A listening TCP socket on ``address`` inside the namespace (``port`` 0: any)."""
+        made: list[socket.socket | BaseException] = []
+
+        def inside() -> None:
+            # setns(CLONE_NEWNET) changes only this thread's namespace; the socket keeps
+            # the namespace it was made in after the thread ends
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                with open(f"/run/netns/{self.namespace}") as ns:
+                    if libc.setns(ns.fileno(), _CLONE_NEWNET) != 0:
+                        raise OSError(ctypes.get_errno(), "setns failed")
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((self.address, port))
+                sock.listen(128)
+                made.append(sock)
+            except BaseException as e:
+                made.append(e)
+
+        thread = threading.Thread(target=inside, name="netns-listen")
+        thread.start()
+        thread.join()
+        result = made[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def command(self, *argv: str) -> list[str]:
+        """``argv`` run inside the namespace (``ip netns exec``)."""
+        return ["ip", "netns", "exec", self.namespace, *argv]
+
+    def remove(self) -> None:
+        subprocess.run(["ip", "link", "del", self._veth], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True, check=False)

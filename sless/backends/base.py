@@ -7,9 +7,10 @@ invocation to. Validation, blobs, tenancy and the HTTP API are shared and live o
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sless.backends.http1 import Http1Client
 from sless.models import (
@@ -34,10 +35,9 @@ class Upstream:
     failed: bool = False
 
 
-class Backend(Protocol):
-    async def start(self) -> None: ...
-
-    async def stop(self) -> None: ...
+class FunctionStore(Protocol):
+    """Functions and their code: desired state (tables, or Function resources), the
+    validation reports and review decisions that gate new code, and the functions' logs."""
 
     async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function: ...
 
@@ -46,16 +46,6 @@ class Backend(Protocol):
     async def list_functions(self, namespace: str) -> list[Function]: ...
 
     async def delete_function(self, namespace: str, name: str) -> None: ...
-
-    async def provision_tenant(self, tenant: str) -> None:
-        """Make what the mode needs per tenant (Kubernetes: the Tenant resource). Idempotent."""
-        ...
-
-    async def remove_tenant(self, tenant: str) -> None:
-        """Undo ``provision_tenant``; called after ``delete_namespace``."""
-        ...
-
-    async def delete_namespace(self, namespace: str) -> None: ...
 
     async def set_code(
         self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
@@ -77,6 +67,11 @@ class Backend(Protocol):
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
 
+
+class Serving(Protocol):
+    """The hot path: the spec that serves, whether http reaches it, and an upstream to
+    proxy one call to. No I/O in ``serving`` and ``http_disabled``."""
+
     def serving(self, namespace: str, name: str) -> FunctionSpec:
         """The spec that serves invocations; NotFound or NotReady. No I/O: hot path."""
         ...
@@ -89,7 +84,29 @@ class Backend(Protocol):
         """Lease an upstream for one invocation of the serving version."""
         ...
 
-    # -- triggers and jobs (tables in embedded mode, Trigger/FunctionJob resources) ------
+    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
+        """Have an instance of the serving version up now and until ``until`` (monotonic),
+        where the mode can (a cron trigger's ``prewarm_s``); a no-op where it cannot."""
+        ...
+
+
+class TenantSpaces(Protocol):
+    """What each tenant gets from the mode (Kubernetes: a Tenant resource, its namespace
+    and policies), and its removal."""
+
+    async def provision_tenant(self, tenant: str) -> None:
+        """Make what the mode needs per tenant (Kubernetes: the Tenant resource). Idempotent."""
+        ...
+
+    async def remove_tenant(self, tenant: str) -> None:
+        """Undo ``provision_tenant``; called after ``delete_namespace``."""
+        ...
+
+    async def delete_namespace(self, namespace: str) -> None: ...
+
+
+class TriggerStore(Protocol):
+    """Triggers and jobs: tables in embedded mode, Trigger and FunctionJob resources."""
 
     async def put_trigger(
         self, namespace: str, name: str, spec: TriggerSpec
@@ -112,3 +129,46 @@ class Backend(Protocol):
     async def list_jobs(self, namespace: str) -> list[FunctionJob]: ...
 
     async def delete_job(self, namespace: str, name: str) -> None: ...
+
+
+class Backend(FunctionStore, Serving, TenantSpaces, TriggerStore, Protocol):
+    """Everything a mode provides; a caller that needs one role types against that role."""
+
+    #: whether the process holding this backend runs cron ticks, job runs and RabbitMQ
+    #: consumers itself (embedded mode), or the cluster does (Kubernetes mode: CronJobs
+    #: and Jobs made by the operator, consumers in ``sless events``)
+    events_in_process: ClassVar[bool]
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class WatchedTrigger(Protocol):
+    """One trigger as a ``TriggerWatch`` holds it."""
+
+    @property
+    def trigger(self) -> Trigger: ...
+
+    @property
+    def version(self) -> str:
+        """Changes whenever the trigger is written (not on a status write)."""
+        ...
+
+
+class TriggerWatch(Protocol):
+    """A live view of every tenant's triggers, kept current by a watch."""
+
+    def triggers(self) -> Sequence[WatchedTrigger]: ...
+
+
+class TriggerWatcher(Protocol):
+    """A backend whose triggers live outside the database and can be watched (Kubernetes)."""
+
+    async def watch_triggers(self, on_change: Callable[[], None] | None = None) -> TriggerWatch:
+        """Start watching (after the first list) and call ``on_change`` on every change."""
+        ...
+
+
+class ClusterBackend(Backend, TriggerWatcher, Protocol):
+    """What the ``sless events`` process needs: serving, upstreams, and watched triggers."""

@@ -18,8 +18,7 @@ import click
 
 from sless.cli import auditing, events, invocations, jobs, secrets, triggers
 from sless.cli.client import Client, load_config, make_admin_client, make_client, save_config
-from sless.cli.options import token_option, url_option
-from sless.config import Settings
+from sless.cli.options import load_settings, token_option, url_option
 
 #: never packed into an upload
 _SKIP_DIRS = {
@@ -68,7 +67,11 @@ def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sand
     from sless.cli.server import apply_overrides, run_up
 
     settings = apply_overrides(
-        Settings(), data_dir=data_dir, host=host, port=port, unsafe_no_sandbox=unsafe_no_sandbox
+        load_settings(),
+        data_dir=data_dir,
+        host=host,
+        port=port,
+        unsafe_no_sandbox=unsafe_no_sandbox,
     )
     run_up(settings)
 
@@ -82,7 +85,7 @@ def operator() -> None:
     """
     from sless.operator import run_operator
 
-    run_operator(Settings())
+    run_operator(load_settings())
 
 
 # -- session --------------------------------------------------------------------------
@@ -335,7 +338,7 @@ def validate(path: Path, runtime: str, entrypoint: str, as_json: bool) -> None:
     """
     from sless.cli.validating import validate_path
 
-    report = validate_path(Settings(), path, runtime=runtime, entrypoint=entrypoint)
+    report = validate_path(load_settings(), path, runtime=runtime, entrypoint=entrypoint)
     if as_json:
         _print_json(report.model_dump(mode="json"))
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sless.config import Settings
+from sless.cli.options import load_settings
 
 
 @click.command("events")
@@ -21,4 +21,4 @@ def events() -> None:
     """
     from sless.cli.consumers import run_events
 
-    run_events(Settings())
+    run_events(load_settings())

@@ -6,6 +6,9 @@ import json
 from typing import Any
 
 import click
+from pydantic import ValidationError
+
+from sless.config import Settings
 
 url_option = click.option(
     "--url", envvar="SLESS_URL", help="gateway URL (default: from sless login)"
@@ -22,3 +25,15 @@ def json_value(value: str | None, what: str) -> Any:
         return json.loads(value)
     except ValueError as e:
         raise click.ClickException(f"{what} is not valid JSON: {e}") from None
+
+
+def load_settings() -> Settings:
+    """The SLESS_* settings, or a one-line error per bad variable (never its value)."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        lines = []
+        for error in e.errors(include_input=False, include_url=False):
+            variable = "SLESS_" + "_".join(str(part) for part in error["loc"]).upper()
+            lines.append(f"{variable} {error['msg'].removeprefix('Value error, ')}")
+        raise click.ClickException("\n".join(lines)) from None

@@ -13,7 +13,7 @@ import click
 
 from sless.config import Settings
 from sless.sandbox import sandbox_available
-from sless.store import EmbeddedPostgres
+from sless.store import DataDirInUse, EmbeddedPostgres
 
 log = logging.getLogger("sless")
 
@@ -48,7 +48,10 @@ def run_up(settings: Settings) -> None:
     else:
         embedded = EmbeddedPostgres(settings.data_dir / "pg")
         click.echo(f"Starting embedded PostgreSQL in {embedded.data_dir}", err=True)
-        database_url = embedded.start()
+        try:
+            database_url = embedded.start()
+        except DataDirInUse as e:
+            raise click.ClickException(str(e)) from None
 
     def show_admin_token(token: str) -> None:
         click.echo("")

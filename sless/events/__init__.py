@@ -3,11 +3,9 @@ invocations.
 
 The gateway starts ``Events`` with the platform. In Kubernetes mode the RabbitMQ consumers
 run in their own process instead (``sless events``: ``EventsProcess``, ``serve_events``).
-``call_function`` is the one way any path (the public ``/fn/...`` included) sends a call to
-a function's serving version.
+Every call they make goes through ``sless.backends.call_function``, as ``/fn/...`` does.
 """
 
-from sless.events.calling import Response, call_function
 from sless.events.consuming import BrokerUrlRefused, check_broker_scheme
 from sless.events.running import job_trigger
 from sless.events.schedules import check_schedule, next_tick
@@ -18,8 +16,6 @@ __all__ = [
     "BrokerUrlRefused",
     "Events",
     "EventsProcess",
-    "Response",
-    "call_function",
     "check_broker_scheme",
     "check_schedule",
     "job_trigger",

@@ -1,15 +1,12 @@
-"""One call of a function's serving version: the core of every invocation.
+"""Calls made in the background: cron ticks, job runs, queued asynchronous calls.
 
-The public ``/fn/...`` path (``sless.gateway.invoking``), cron ticks, job runs and queued
-asynchronous calls all go through ``call_function``: lease an upstream from the backend,
-send one HTTP request with the invocation id and deadline, read a bounded response.
+They send through ``sless.backends.call_function``, as the public ``/fn/...`` path does.
 ``invoke`` and ``record_outcome`` add what the background paths need: errors as outcomes
 instead of exceptions, a bounded result, and an invocation record naming the trigger.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -17,85 +14,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Backend
-from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
-from sless.errors import BadRequest, InvocationTimeout, NotFound, SlessError, UpstreamError
+from sless.backends import Serving, call_function
+from sless.errors import NotFound, SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
 log = logging.getLogger(__name__)
-
-#: RFC 9110 section 7.6.1 hop-by-hop fields, plus what the gateway sets itself
-DROP_RESPONSE = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"proxy-authenticate",
-        b"proxy-authorization",
-        b"te",
-        b"trailer",
-        b"transfer-encoding",
-        b"upgrade",
-        b"content-length",
-        b"server",
-        b"date",
-    }
-)
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class Response:
-    status: int
-    #: response headers without hop-by-hop fields and without ``X-Sless-*``
-    headers: list[tuple[bytes, bytes]]
-    body: bytes
-
-
-async def call_function(
-    backend: Backend,
-    namespace: str,
-    name: str,
-    *,
-    method: str,
-    path: str,
-    headers: list[tuple[str, str]],
-    body: bytes,
-    invocation_id: uuid.UUID,
-    timeout_s: float,
-) -> Response:
-    """Send one request to the function; ``headers`` must already be safe to forward.
-
-    Raises ``InvocationTimeout``, ``UpstreamError``, ``NotReady`` or ``NotFound``.
-    """
-    deadline = time.time() + timeout_s
-    forwarded = [
-        *headers,
-        ("x-sless-invocation-id", str(invocation_id)),
-        ("x-sless-deadline", f"{deadline:.3f}"),
-    ]
-    async with backend.upstream(namespace, name) as upstream:
-        try:
-            async with asyncio.timeout(timeout_s):
-                raw = await upstream.client.request(
-                    method, path, forwarded, body, max_response_bytes=MAX_RESPONSE_BYTES
-                )
-        except TimeoutError:
-            upstream.timed_out = True
-            raise InvocationTimeout(f"the function did not answer within {timeout_s:g} s") from None
-        except ResponseTooLarge:
-            raise UpstreamError("the function's response is too large") from None
-        except UpstreamBroken as e:
-            upstream.failed = True
-            log.warning("invocation of %s/%s failed: %s", namespace, name, e)
-            raise UpstreamError("the function's worker failed") from None
-        except ValueError as e:
-            raise BadRequest(f"the request cannot be forwarded: {e}") from None
-    out_headers = [
-        (key, value)
-        for key, value in raw.headers
-        if key not in DROP_RESPONSE and not key.startswith(b"x-sless-")
-    ]
-    return Response(raw.status, out_headers, raw.body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +56,7 @@ def json_request(payload: object, *, trigger: str) -> tuple[list[tuple[str, str]
 
 
 async def invoke(
-    backend: Backend,
+    backend: Serving,
     namespace: str,
     name: str,
     *,
@@ -197,11 +120,10 @@ def record_outcome(
 ) -> None:
     """Append the invocation record of a call made by ``trigger``."""
     recorder.record(
-        InvocationRecord(
-            id=invocation_id,
-            tenant=namespace.removeprefix("sless-"),
-            namespace=namespace,
-            function=name,
+        InvocationRecord.of_call(
+            invocation_id,
+            namespace,
+            name,
             status=outcome.status,
             duration_ms=outcome.duration_ms,
             request_bytes=outcome.request_bytes,

@@ -60,7 +60,7 @@ from aio_pika.abc import (
 from aio_pika.connection import make_url
 from pydantic import SecretStr, ValidationError
 
-from sless.backends import Backend
+from sless.backends import Serving
 from sless.config import EventsSettings
 from sless.errors import NotFound
 from sless.events.calling import invoke, record_outcome
@@ -157,7 +157,7 @@ class Consumer:
         source: RabbitMQSource,
         url: SecretStr,
         settings: EventsSettings,
-        backend: Backend,
+        backend: Serving,
         recorder: InvocationRecorder,
         *,
         grace: float,
@@ -377,7 +377,7 @@ class RabbitConsumers:
         self,
         settings: EventsSettings,
         grace: float,
-        backend: Backend,
+        backend: Serving,
         recorder: InvocationRecorder,
         triggers: TriggerSource,
         secrets: SecretRepository,

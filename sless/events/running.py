@@ -13,7 +13,7 @@ import asyncio
 import logging
 import uuid
 
-from sless.backends.local import LocalBackend
+from sless.backends import Backend
 from sless.config import EventsSettings
 from sless.errors import NotFound, NotReady
 from sless.events.calling import invoke, json_request, record_outcome
@@ -38,7 +38,7 @@ class JobRunner(PollingWorker):
     def __init__(
         self,
         settings: EventsSettings,
-        backend: LocalBackend,
+        backend: Backend,
         recorder: InvocationRecorder,
         jobs: JobRepository,
     ) -> None:

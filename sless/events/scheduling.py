@@ -22,7 +22,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
-from sless.backends.local import LocalBackend
+from sless.backends import Serving
 from sless.config import EventsSettings
 from sless.errors import SlessError
 from sless.events.calling import invoke, json_request, record_outcome
@@ -42,7 +42,7 @@ class CronScheduler:
     def __init__(
         self,
         settings: EventsSettings,
-        backend: LocalBackend,
+        backend: Serving,
         recorder: InvocationRecorder,
         triggers: TriggerRepository,
     ) -> None:

@@ -15,7 +15,6 @@ import uuid
 import asyncpg
 
 from sless.backends import Backend
-from sless.backends.local import LocalBackend
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.queueing import InvocationQueue
@@ -46,7 +45,7 @@ class Events:
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None
         self.consumers: RabbitConsumers | None = None
-        if isinstance(backend, LocalBackend):
+        if backend.events_in_process:
             self.scheduler = CronScheduler(
                 settings.events, backend, recorder, TriggerRepository(db)
             )

@@ -5,7 +5,7 @@ implementations, so the consumers (``consuming.py``) are the same code in both m
   trigger wakes its own consumers at once (``Events.trigger_changed``); the other gateways
   on the same database see it at their next pass (``scheduler_interval_s``).
 - Kubernetes mode, ``ClusterTriggers``: the Trigger custom resources, listed then watched
-  through the Kubernetes backend (``KubernetesBackend.watch_triggers``); every change wakes
+  through the backend (``TriggerWatcher.watch_triggers``); every change wakes
   the consumers at once. It runs in the ``sless events`` process, never in the gateway.
 
 Each trigger comes with a ``version`` that changes whenever the trigger is written (the
@@ -19,13 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from sless.backends import TriggerWatch, TriggerWatcher
 from sless.models import Trigger
 from sless.store import TriggerRepository
-
-if TYPE_CHECKING:  # loaded only in Kubernetes mode, by whoever builds ClusterTriggers
-    from sless.backends.kubernetes import KubernetesBackend, TriggerIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +67,9 @@ class ClusterTriggers:
     ``BackendUnavailable`` when the first list does not come.
     """
 
-    def __init__(self, backend: KubernetesBackend) -> None:
+    def __init__(self, backend: TriggerWatcher) -> None:
         self.backend = backend
-        self._index: TriggerIndex | None = None
+        self._index: TriggerWatch | None = None
         self._subscribers: list[Callable[[], None]] = []
 
     async def start(self) -> None:

@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 import asyncpg
 
+from sless.backends import ClusterBackend, make_cluster_backend
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.sources import ClusterTriggers
 from sless.store import InvocationRecorder, SecretRepository, create_pool, migrate
-
-if TYPE_CHECKING:
-    from sless.backends.kubernetes import KubernetesBackend
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +45,7 @@ class EventsProcess:
         self.settings = settings
         self._database_url = database_url
         self.db: asyncpg.Pool | None = None
-        self.backend: KubernetesBackend | None = None
+        self.backend: ClusterBackend | None = None
         self.recorder: InvocationRecorder | None = None
         self.consumers: RabbitConsumers | None = None
 
@@ -56,9 +53,6 @@ class EventsProcess:
         return f"<EventsProcess consumers={len(self.consumers.running) if self.consumers else 0}>"
 
     async def start(self) -> None:
-        # imported here: the Kubernetes client loads only in this mode
-        from sless.backends.kubernetes import KubernetesBackend
-
         settings = self.settings
         db = await create_pool(
             self._database_url,
@@ -69,7 +63,7 @@ class EventsProcess:
             applied = await migrate(db)
             if applied:
                 log.info("applied migrations %s", applied)
-            backend = KubernetesBackend(settings)
+            backend = make_cluster_backend(settings)
             await backend.start()
             try:
                 triggers = ClusterTriggers(backend)

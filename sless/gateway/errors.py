@@ -23,7 +23,8 @@ def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     return {"error": error}
 
 
-def _headers(exc: SlessError) -> dict[str, str] | None:
+def error_headers(exc: SlessError) -> dict[str, str] | None:
+    """The headers an error answer carries: ``Retry-After`` on 429, the auth scheme on 401."""
     if isinstance(exc, TooManyRequests):
         return {"Retry-After": str(exc.retry_after)}
     return {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
@@ -35,7 +36,7 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(
             error_body(exc.code, exc.message, exc.details),
             status_code=exc.status,
-            headers=_headers(exc),
+            headers=error_headers(exc),
         )
 
     @app.exception_handler(RequestValidationError)

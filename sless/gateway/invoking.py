@@ -33,9 +33,11 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.errors import NotFound, PayloadTooLarge, SlessError, TooManyRequests, Unauthorized
-from sless.events import call_function
-from sless.gateway.deps import client_address
+from sless.backends import call_function
+from sless.backends import headers as proxy_headers
+from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.gateway.deps import bearer_token, client_address
+from sless.gateway.errors import error_body, error_headers
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -43,28 +45,6 @@ from sless.store import InvocationRecord
 log = logging.getLogger(__name__)
 
 PREFIX = "/fn/"
-#: RFC 9110 section 7.6.1 hop-by-hop fields, plus what the gateway sets itself
-_DROP_REQUEST = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"proxy-authenticate",
-        b"proxy-authorization",
-        b"proxy-connection",
-        b"te",
-        b"trailer",
-        b"transfer-encoding",
-        b"upgrade",
-        b"authorization",
-        b"host",
-        b"content-length",
-        b"expect",
-        # set by sless.events on calls made by a trigger or a job: never by a caller
-        b"sless-trigger",
-        b"sless-tick",
-        b"sless-run-id",
-    }
-)
 
 
 class HttpTriggerDisabled(SlessError):
@@ -74,23 +54,13 @@ class HttpTriggerDisabled(SlessError):
     code = "http_trigger_disabled"
 
 
-def _connection_tokens(headers: list[tuple[bytes, bytes]]) -> set[bytes]:
-    """Header names that the Connection header declares hop-by-hop (RFC 9110 7.6.1)."""
-    names: set[bytes] = set()
-    for key, value in headers:
-        if key.lower() == b"connection":
-            names.update(part.strip().lower() for part in value.split(b","))
-    return names
+def _decoded(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
 
 
 def _forwarded_headers(scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
     """The caller's headers that may reach the function (and be stored for a queued call)."""
-    drop = _DROP_REQUEST | _connection_tokens(headers)
-    forwarded = [
-        (k.decode("latin-1"), v.decode("latin-1"))
-        for k, v in headers
-        if k.lower() not in drop and not k.lower().startswith(b"x-sless-")
-    ]
+    forwarded = proxy_headers.from_caller(_decoded(headers))
     client = scope.get("client")
     if client:
         forwarded.append(("x-forwarded-for", client[0]))
@@ -114,23 +84,96 @@ def _wants_async(headers: list[tuple[bytes, bytes]]) -> bool:
     return False
 
 
-async def _send_json(
-    send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
-) -> int:
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *(headers or []),
-            ],
-        }
+class _Call:
+    """What one ``/fn/...`` request has done so far: what its invocation record will say."""
+
+    __slots__ = (
+        "error",
+        "invocation_id",
+        "known",
+        "name",
+        "namespace",
+        "queued",
+        "request_bytes",
+        "responded",
+        "response_bytes",
+        "running",
+        "started",
+        "started_at",
+        "status",
+        "subpath",
     )
-    await send({"type": "http.response.body", "body": payload})
-    return len(payload)
+
+    def __init__(self, path: str) -> None:
+        self.started = time.perf_counter()
+        self.started_at = datetime.now(UTC)
+        self.invocation_id = uuid.uuid4()
+        parts = path[len(PREFIX) :].split("/", 2)
+        self.namespace = parts[0] if parts else ""
+        self.name = parts[1] if len(parts) > 1 else ""
+        self.subpath = "/" + (parts[2] if len(parts) > 2 else "")
+        self.request_bytes = 0
+        self.response_bytes = 0
+        self.status = 500
+        self.error: str | None = None
+        #: the function exists (only then is the call recorded)
+        self.known = False
+        #: queued for later: the async path records it when it ends
+        self.queued = False
+        #: counted against the tenant's concurrency limit
+        self.running = False
+        #: the response has started: nothing more may be sent
+        self.responded = False
+
+    def record(self) -> InvocationRecord:
+        return InvocationRecord.of_call(
+            self.invocation_id,
+            self.namespace,
+            self.name,
+            status=self.status,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            request_bytes=self.request_bytes,
+            response_bytes=self.response_bytes,
+            started_at=self.started_at,
+            error=self.error,
+        )
+
+    async def send_json(
+        self,
+        send: Send,
+        status: int,
+        body: dict[str, Any],
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        payload = json.dumps(body).encode()
+        self.responded = True
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"x-sless-invocation-id", str(self.invocation_id).encode()),
+                    *(headers or []),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+        self.status = status
+        self.response_bytes = len(payload)
+
+    async def send_error(
+        self, send: Send, status: int, code: str, message: str, headers: Any
+    ) -> None:
+        self.error = code
+        if self.responded:  # too late for a JSON error: the caller sees a cut response
+            self.status = status
+            return
+        body = error_body(code, message)
+        body["error"]["invocation_id"] = str(self.invocation_id)
+        extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+        await self.send_json(send, status, body, extra)
 
 
 class InvokeApp:
@@ -139,110 +182,67 @@ class InvokeApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         platform: Platform = self._get_platform()
-        started = time.perf_counter()
-        started_at = datetime.now(UTC)
-        invocation_id = uuid.uuid4()
-        parts = scope["path"][len(PREFIX) :].split("/", 2)
-        namespace = parts[0] if parts else ""
-        name = parts[1] if len(parts) > 1 else ""
-        subpath = "/" + (parts[2] if len(parts) > 2 else "")
-        request_bytes = 0
-        response_bytes = 0
-        status = 500
-        error: str | None = None
-        known = False
-        queued = False
-        running = False
+        call = _Call(scope["path"])
         try:
-            if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
-                raise NotFound("function not found")
-            spec = platform.backend.serving(namespace, name)
-            known = True
-            headers: list[tuple[bytes, bytes]] = scope["headers"]
-            if spec.auth is AuthMode.TOKEN:
-                await self._authorize(platform, scope, headers, namespace)
-            if platform.backend.http_disabled(namespace, name):
-                raise HttpTriggerDisabled(
-                    f"function {name!r} is not reachable over http: its http trigger is disabled"
-                )
-            # limits are per owning tenant (its namespace): anonymous callers of a public
-            # function count against the function's owner
-            limits = platform.tenancy.limits
-            limits.check_invoke(namespace)
-            body = await self._read_body(
-                scope, receive, platform.settings.gateway.max_invoke_body_bytes
+            await self._serve(platform, call, scope, receive, send)
+        except SlessError as e:
+            await call.send_error(send, e.status, e.code, e.message, error_headers(e))
+        except Exception as e:  # the caller gets JSON with the id to quote, never a traceback
+            log.error(
+                "invocation %s of %s/%s failed: %s",
+                call.invocation_id,
+                call.namespace,
+                call.name,
+                type(e).__name__,
+                exc_info=e,
             )
-            request_bytes = len(body)
-            if _wants_async(headers):
-                # the queued call records the invocation when it ends, under this id
-                await platform.events.enqueue(
-                    invocation_id,
-                    namespace,
-                    name,
-                    method=scope["method"],
-                    path=_target(scope, subpath),
-                    headers=_forwarded_headers(scope, headers),
-                    body=body,
-                )
-                queued = True
-                status = 202
-                response_bytes = await _send_json(
-                    send,
-                    202,
-                    {"invocation_id": str(invocation_id)},
-                    [(b"x-sless-invocation-id", str(invocation_id).encode())],
-                )
-                return
-            limits.start_invocation(namespace)
-            running = True
-            status, response_bytes = await self._forward(
-                platform,
-                scope,
-                send,
+            await call.send_error(send, 500, "internal", "internal error", None)
+        finally:
+            if call.running:
+                platform.tenancy.limits.end_invocation(call.namespace)
+            if call.known and not call.queued:
+                platform.recorder.record(call.record())
+
+    async def _serve(
+        self, platform: Platform, call: _Call, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        namespace, name = call.namespace, call.name
+        if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
+            raise NotFound("function not found")
+        spec = platform.backend.serving(namespace, name)
+        call.known = True
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        if spec.auth is AuthMode.TOKEN:
+            await self._authorize(platform, scope, headers, namespace)
+        if platform.backend.http_disabled(namespace, name):
+            raise HttpTriggerDisabled(
+                f"function {name!r} is not reachable over http: its http trigger is disabled"
+            )
+        # limits are per owning tenant (its namespace): anonymous callers of a public
+        # function count against the function's owner
+        limits = platform.tenancy.limits
+        limits.check_invoke(namespace)
+        body = await self._read_body(
+            scope, receive, platform.settings.gateway.max_invoke_body_bytes
+        )
+        call.request_bytes = len(body)
+        if _wants_async(headers):
+            # the queued call records the invocation when it ends, under this id
+            await platform.events.enqueue(
+                call.invocation_id,
                 namespace,
                 name,
-                subpath,
-                headers,
-                body,
-                invocation_id,
-                spec.timeout_s,
+                method=scope["method"],
+                path=_target(scope, call.subpath),
+                headers=_forwarded_headers(scope, headers),
+                body=body,
             )
-        except SlessError as e:
-            status = e.status
-            error = e.code
-            extra = [(b"www-authenticate", b"Bearer")] if status == 401 else []
-            if isinstance(e, TooManyRequests):
-                extra = [(b"retry-after", str(e.retry_after).encode())]
-            response_bytes = await _send_json(
-                send,
-                status,
-                {
-                    "error": {
-                        "code": e.code,
-                        "message": e.message,
-                        "invocation_id": str(invocation_id),
-                    }
-                },
-                extra,
-            )
-        finally:
-            if running:
-                platform.tenancy.limits.end_invocation(namespace)
-            if known and not queued:
-                platform.recorder.record(
-                    InvocationRecord(
-                        id=invocation_id,
-                        tenant=namespace.removeprefix("sless-"),
-                        namespace=namespace,
-                        function=name,
-                        status=status,
-                        duration_ms=(time.perf_counter() - started) * 1000,
-                        request_bytes=request_bytes,
-                        response_bytes=response_bytes,
-                        started_at=started_at,
-                        error=error,
-                    )
-                )
+            call.queued = True
+            await call.send_json(send, 202, {"invocation_id": str(call.invocation_id)})
+            return
+        limits.start_invocation(namespace)
+        call.running = True
+        await self._forward(platform, call, scope, send, headers, body, spec.timeout_s)
 
     async def _authorize(
         self,
@@ -251,12 +251,10 @@ class InvokeApp:
         headers: list[tuple[bytes, bytes]],
         namespace: str,
     ) -> None:
-        token = None
-        for key, value in headers:
-            if key == b"authorization":
-                scheme, _, rest = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer":
-                    token = rest.strip()
+        authorization = next(
+            (v.decode("latin-1") for k, v in headers if k == b"authorization"), None
+        )
+        token = bearer_token(authorization)
         if not token:
             raise Unauthorized("this function needs a bearer token")
         address = client_address(scope.get("client"))
@@ -287,33 +285,32 @@ class InvokeApp:
     async def _forward(
         self,
         platform: Platform,
+        call: _Call,
         scope: Scope,
         send: Send,
-        namespace: str,
-        name: str,
-        subpath: str,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
-        invocation_id: uuid.UUID,
         timeout_s: float,
-    ) -> tuple[int, int]:
+    ) -> None:
         response = await call_function(
             platform.backend,
-            namespace,
-            name,
+            call.namespace,
+            call.name,
             method=scope["method"],
-            path=_target(scope, subpath),
+            path=_target(scope, call.subpath),
             headers=_forwarded_headers(scope, headers),
             body=body,
-            invocation_id=invocation_id,
+            invocation_id=call.invocation_id,
             timeout_s=timeout_s,
         )
         payload = response.body
         out_headers = response.headers
         out_headers.append((b"content-length", str(len(payload)).encode()))
-        out_headers.append((b"x-sless-invocation-id", str(invocation_id).encode()))
+        out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
+        call.responded = True
+        call.status = response.status
         await send(
             {"type": "http.response.start", "status": response.status, "headers": out_headers}
         )
         await send({"type": "http.response.body", "body": payload})
-        return response.status, len(payload)
+        call.response_bytes = len(payload)

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from sless.backends import Backend
-from sless.backends.local import LocalBackend
+from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
 from sless.gateway.idempotency import Idempotency
@@ -86,14 +85,7 @@ class Platform:
             if generated and on_admin_token is not None:
                 on_admin_token(generated)
             blobs = make_blob_store(settings.s3, settings.data_dir)
-            backend: Backend
-            if settings.backend == "kubernetes":
-                # imported here: the Kubernetes client loads only in this mode
-                from sless.backends.kubernetes import make_backend
-
-                backend = make_backend(settings, db, blobs)
-            else:
-                backend = LocalBackend(settings, db, blobs)
+            backend = make_backend(settings, db, blobs)
             await backend.start()
             tenancy.provision = backend.provision_tenant
             gateway = settings.gateway

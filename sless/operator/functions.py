@@ -27,9 +27,10 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
+from sless.errors import SlessError
+from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionSpec, Phase, Runtime
 from sless.operator.contexts import ContextError
-from sless.operator.kubeapi import ApiError, collection_path, object_path
 from sless.operator.state import Operator, condition, with_owner
 from sless.policies import (
     EgressRefused,
@@ -127,11 +128,11 @@ async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
         )
         if text.strip():
             return "\n".join(text.strip().splitlines()[-lines:])
-    except ApiError as e:
+    except SlessError as e:
         message = _termination_message(pod, "kaniko")
         if message:
             return "\n".join(message.strip().splitlines()[-lines:])
-        return f"build log unavailable: {e.status} {e.reason}"
+        return f"build log unavailable: {answer_of(e) or e}"
     return "build log unavailable: the log is empty"
 
 
@@ -259,12 +260,13 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
             await op.api.apply(with_owner(egress, body))
         else:
             await op.api.delete(egress_path)
-    except ApiError as e:
-        if e.status in (400, 403, 422):
-            message = f"the cluster refused the function's objects: {e}"
+    except SlessError as e:
+        answer = answer_of(e)
+        if answer is not None and answer.status in (400, 403, 422):
+            message = f"the cluster refused the function's objects: {answer or e}"
             await _fail(op, ns, name, status, "ApplyRefused", message, builds=builds)
             raise kopf.PermanentError(message) from e
-        raise kopf.TemporaryError(f"applying failed: {e}", delay=k.retry_delay_s) from e
+        raise kopf.TemporaryError(f"applying failed: {answer or e}", delay=k.retry_delay_s) from e
     conditions = condition(conditions, "Deployed", True, "Applied", deployment["metadata"]["name"])
     conditions = condition(conditions, "Ready", True, "Deployed")
     ready: dict[str, Any] = {

@@ -19,9 +19,9 @@ from typing import Any
 import kopf
 
 from sless.config import Settings
+from sless.kube import KubeApi, bearer_token, load_configuration
 from sless.operator import functions, jobs, tenants, triggers
 from sless.operator.contexts import BuildContexts
-from sless.operator.kubeapi import KubeApi, bearer_token, load_configuration
 from sless.operator.state import Operator
 from sless.policies import builds_namespace, labels, sandbox_runtime_class
 
@@ -41,6 +41,10 @@ def configure(kopf_settings: kopf.OperatorSettings, settings: Settings) -> None:
     kopf_settings.watching.server_timeout = 300
     kopf_settings.watching.client_timeout = 330
     kopf_settings.networking.request_timeout = 60
+
+
+#: the field manager of everything the operator applies (server-side apply)
+FIELD_MANAGER = "sless-operator"
 
 
 def _op(memo: Any) -> Operator:
@@ -74,8 +78,11 @@ def build_registry(settings: Settings) -> kopf.OperatorRegistry:
         )
         if contexts is None:
             log.warning("no S3 bucket configured (SLESS_S3_BUCKET): functions cannot be built")
-        api = KubeApi(configuration)
+        api = KubeApi(
+            k, request_timeout_s=30.0, field_manager=FIELD_MANAGER, configuration=configuration
+        )
         try:
+            await api.open()
             await api.apply(builds_namespace(k))
         except BaseException:
             await api.close()  # kopf retries the startup with a fresh client

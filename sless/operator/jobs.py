@@ -17,9 +17,10 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
+from sless.errors import SlessError
+from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionSpec, JobPhase, JobSpec, Phase
 from sless.operator.functions import job_state
-from sless.operator.kubeapi import ApiError, collection_path, object_path
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels
 
@@ -86,14 +87,15 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
                 raise kopf.PermanentError(message)
             try:
                 await op.api.create(with_owner(job, fresh))
-            except ApiError as e:
-                if e.status in (400, 403, 422):
-                    message = f"the cluster refused the Job: {e}"
+            except SlessError as e:
+                answer = answer_of(e)
+                if answer is not None and answer.status in (400, 403, 422):
+                    message = f"the cluster refused the Job: {answer or e}"
                     await op.patch_status(
                         KIND, ns, name, status, {"phase": "Failed", "message": message}
                     )
                     raise kopf.PermanentError(message) from e
-                raise kopf.TemporaryError(f"creating the Job failed: {e}", delay=5) from e
+                raise kopf.TemporaryError(f"creating the Job failed: {answer or e}", delay=5) from e
         await op.patch_status(
             KIND,
             ns,

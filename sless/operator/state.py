@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sless.config import Settings
+from sless.kube import KubeApi, object_path
 from sless.operator.contexts import BuildContexts
-from sless.operator.kubeapi import KubeApi, object_path
 
 
 def now() -> str:

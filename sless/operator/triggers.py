@@ -11,9 +11,10 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
+from sless.errors import SlessError
+from sless.kube import answer_of, object_path
 from sless.models import FunctionSpec, TriggerSpec
 from sless.operator import functions
-from sless.operator.kubeapi import ApiError, object_path
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_pod_spec, cron_job, labels
 
@@ -75,12 +76,15 @@ async def _cron(
         raise kopf.PermanentError(message)
     try:
         await op.api.apply(with_owner(cronjob, body))
-    except ApiError as e:
-        if e.status in (400, 403, 422):
-            message = f"the cluster refused the CronJob: {e}"
+    except SlessError as e:
+        answer = answer_of(e)
+        if answer is not None and answer.status in (400, 403, 422):
+            message = f"the cluster refused the CronJob: {answer or e}"
             await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
             raise kopf.PermanentError(message) from e
-        raise kopf.TemporaryError(f"applying the CronJob failed: {e}", delay=k.retry_delay_s) from e
+        raise kopf.TemporaryError(
+            f"applying the CronJob failed: {answer or e}", delay=k.retry_delay_s
+        ) from e
     await op.patch_status(
         KIND,
         ns,

@@ -3,7 +3,7 @@
 from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
 from sless.store.db import create_pool, migrate
-from sless.store.embedded import EmbeddedPostgres
+from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
 from sless.store.idempotency import IdempotencyRepository, IdempotencyRow
 from sless.store.invocations import InvocationRecord, InvocationRecorder, list_invocations
@@ -22,6 +22,7 @@ __all__ = [
     "AuditEntry",
     "AuditRepository",
     "BlobStore",
+    "DataDirInUse",
     "Decision",
     "EmbeddedPostgres",
     "FunctionRecord",

@@ -18,6 +18,8 @@ from typing import Any
 
 import asyncpg
 
+from sless.models import tenant_of
+
 log = logging.getLogger(__name__)
 
 
@@ -34,6 +36,36 @@ class InvocationRecord:
     started_at: datetime
     error: str | None = None
     trigger: str | None = None
+
+    @classmethod
+    def of_call(
+        cls,
+        id: uuid.UUID,
+        namespace: str,
+        function: str,
+        *,
+        status: int,
+        duration_ms: float,
+        request_bytes: int,
+        response_bytes: int,
+        started_at: datetime,
+        error: str | None = None,
+        trigger: str | None = None,
+    ) -> InvocationRecord:
+        """The one way a record is made: the tenant is always the namespace's owner."""
+        return cls(
+            id=id,
+            tenant=tenant_of(namespace),
+            namespace=namespace,
+            function=function,
+            status=status,
+            duration_ms=duration_ms,
+            request_bytes=request_bytes,
+            response_bytes=response_bytes,
+            started_at=started_at,
+            error=error,
+            trigger=trigger,
+        )
 
 
 _COLUMNS = [f.name for f in fields(InvocationRecord)]

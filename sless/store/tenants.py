@@ -106,6 +106,16 @@ class TokenRepository:
         )
         return bool(value)
 
+    async def revoke_other_configured(self, digest: bytes) -> int:
+        """Revoke the admin tokens once set by hand, except ``digest``: rotation by restart."""
+        result: str = await self.pool.execute(
+            "UPDATE tokens SET revoked_at = now()"
+            " WHERE kind = 'admin' AND description = 'configured' AND digest <> $1"
+            " AND revoked_at IS NULL",
+            digest,
+        )
+        return int(result.rsplit(" ", 1)[-1])
+
     async def list_for_tenant(self, tenant: str) -> list[TokenRow]:
         rows = await self.pool.fetch(
             "SELECT id, kind, tenant, description, created_at, revoked_at FROM tokens"

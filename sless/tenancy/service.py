@@ -80,6 +80,8 @@ class Tenancy:
         self.tenants = TenantRepository(pool)
         self.tokens = TokenRepository(pool)
         self._cache: dict[bytes, tuple[Principal, float]] = {}
+        #: digest of the hand-set admin token (``SLESS_ADMIN_TOKEN``), whatever its format
+        self._configured_digest = b""
         #: makes the mode's per-tenant infrastructure before a tenant is stored (set by the
         #: gateway to its backend's ``provision_tenant``); must be idempotent
         self.provision: Callable[[str], Awaitable[None]] | None = None
@@ -116,14 +118,21 @@ class Tenancy:
     async def ensure_admin_token(self, configured: str | None) -> str | None:
         """Make sure a provider admin token exists.
 
-        With a configured token, its digest is registered (idempotently). Without one, a
+        With a configured token, its digest is registered (idempotently) and any other
+        token configured before is revoked, so rotating means restarting with a new
+        ``SLESS_ADMIN_TOKEN``. Without one, a
         token is generated on the very first start and returned so that the caller can
         print it once; later starts return None.
         """
         if configured:
             digest = token_digest(configured)
+            # a token chosen by hand need not carry the ``sl_`` prefix: recognise it as ours
+            self._configured_digest = digest
             if await self.tokens.find_active(digest) is None:
                 await self.tokens.add(digest, kind="admin", tenant=None, description="configured")
+            # a changed SLESS_ADMIN_TOKEN replaces the one set before; a generated token stays
+            if revoked := await self.tokens.revoke_other_configured(digest):
+                log.warning("revoked %d admin token(s) set by hand before this one", revoked)
             return None
         if await self.tokens.has_admin():
             return None
@@ -156,7 +165,7 @@ class Tenancy:
         principal: Principal | None = None
         for provider in self.providers:
             if provider is None:
-                if token.startswith(TOKEN_PREFIX):
+                if token.startswith(TOKEN_PREFIX) or digests_equal(digest, self._configured_digest):
                     principal = await self._static(digest)
             elif provider.recognises(token):
                 identity = await provider.verify(token)

@@ -101,6 +101,60 @@ def test_authorization_and_hop_by_hop_headers_are_not_forwarded(
     assert headers["x-keep-me"] == "yes"
 
 
+def test_a_header_named_in_connection_is_not_forwarded(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    """RFC 9110 7.6.1: ``Connection: X-Secret`` makes ``X-Secret`` hop-by-hop."""
+    deploy(acme, "sless-acme", "conn-named", ECHO_HEADERS)
+    url = f"{gateway.url}/fn/sless-acme/conn-named"
+    sent = {"Connection": "X-Secret", "X-Secret": "s", "X-Kept": "k"}
+    headers = httpx.get(url, headers=sent).json()["headers"]
+    assert "x-secret" not in headers
+    assert headers["x-kept"] == "k"
+    # the same rule holds for a queued call, which stores the headers and sends them later
+    queued = httpx.post(url, headers={**sent, "Prefer": "respond-async"})
+    assert queued.status_code == 202
+    invocation = f"/v1/namespaces/sless-acme/invocations/{queued.json()['invocation_id']}"
+    deadline = time.monotonic() + 30
+    while (found := acme.get(invocation).json()).get("state") not in (
+        "succeeded",
+        "failed",
+        "dead",
+    ):
+        assert time.monotonic() < deadline, found
+        time.sleep(0.2)
+    assert found["state"] == "succeeded", found
+    assert "x-secret" not in found["result"]["headers"]
+    assert found["result"]["headers"]["x-kept"] == "k"
+
+
+LEAKY_RESPONSE = {
+    # tenant code runs in the worker's process: it can change what the runtime server sends,
+    # so the gateway, not the runtime, has to apply the rule to responses
+    "handler.py": (
+        "import sys\n"
+        "sys.modules['__main__'].HOP_BY_HOP.discard('connection')\n"
+        "def handle(event, context):\n"
+        "    return {'statusCode': 200, 'body': 'ok', 'headers': {\n"
+        "        'Connection': 'X-Internal', 'X-Internal': 'secret', 'X-Public': 'p'}}\n"
+    )
+}
+
+
+def test_a_header_the_function_names_in_connection_is_not_returned(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    deploy(acme, "sless-acme", "conn-leak", LEAKY_RESPONSE)
+    with httpx.Client() as client:
+        response = client.get(f"{gateway.url}/fn/sless-acme/conn-leak")
+        assert response.status_code == 200
+        assert response.text == "ok"
+        assert response.headers["x-public"] == "p"
+        assert "x-internal" not in response.headers
+        # the caller's connection stays the gateway's to manage
+        assert "x-internal" not in response.headers.get("connection", "").lower()
+
+
 def test_token_auth_function_needs_the_owners_token(
     gateway: RunningGateway, acme: httpx.Client
 ) -> None:

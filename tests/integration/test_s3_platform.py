@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import uuid
-
-import boto3
 import httpx
 import pytest
 from pydantic import SecretStr
 
 from sless.config import Settings
 from tests.conftest import RunningGateway
-from tests.support import deploy
+from tests.support import deploy, new_bucket, s3_client
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 def settings(settings: Settings, s3_endpoint: str) -> Settings:
-    bucket = "sless-" + uuid.uuid4().hex[:8]
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-    client.create_bucket(Bucket=bucket)
+    bucket = new_bucket(s3_endpoint, prefix="sless-")
     settings.s3.bucket = bucket
     settings.s3.endpoint_url = s3_endpoint
     settings.s3.access_key_id = SecretStr("test")
@@ -40,13 +29,8 @@ def test_code_is_stored_in_s3_and_served(gateway: RunningGateway, settings: Sett
     function = deploy(acme, "sless-acme", "s3fn", code)
     assert function["status"]["phase"] == "Ready", function["status"]
     assert httpx.get(f"{gateway.url}/fn/sless-acme/s3fn").json() == "from s3"
-    client = boto3.client(
-        "s3",
-        endpoint_url=settings.s3.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
+    assert settings.s3.endpoint_url is not None
+    client = s3_client(settings.s3.endpoint_url)
     keys = [o["Key"] for o in client.list_objects_v2(Bucket=settings.s3.bucket)["Contents"]]
     assert keys == [f"code/{function['spec']['code']['sha256']}.zip"]
     assert not (gateway.settings.data_dir / "blobs").exists()

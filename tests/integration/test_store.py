@@ -8,7 +8,6 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
 import pytest
 
 from sless.config import S3Settings
@@ -21,6 +20,7 @@ from sless.store import (
     list_invocations,
     migrate,
 )
+from tests.support import new_bucket, s3_client
 
 pytestmark = pytest.mark.integration
 
@@ -46,15 +46,8 @@ def test_local_blob_store(tmp_path: Path) -> None:
 
 
 def test_s3_blob_store_over_http(s3_endpoint: str) -> None:
-    bucket = "code-" + uuid.uuid4().hex[:8]
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-    client.create_bucket(Bucket=bucket)
+    bucket = new_bucket(s3_endpoint)
+    client = s3_client(s3_endpoint)
     settings = S3Settings(
         bucket=bucket,
         endpoint_url=s3_endpoint,

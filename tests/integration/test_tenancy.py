@@ -85,6 +85,36 @@ def test_generated_admin_token_is_returned_once(database_url: str) -> None:
     assert second is None
 
 
+def test_a_hand_set_admin_token_without_the_sl_prefix_works(database_url: str) -> None:
+    """Defect: ``SLESS_ADMIN_TOKEN=<anything>`` started cleanly, then every call got 401."""
+    from sless.store import create_pool, migrate
+    from sless.tenancy import Tenancy
+
+    chosen = "my-own-secret-for-the-admin-0123456789"
+
+    async def scenario() -> None:
+        pool = await create_pool(database_url)
+        try:
+            await migrate(pool)
+            tenancy = Tenancy(pool)
+            assert await tenancy.ensure_admin_token(chosen) is None
+            principal = await tenancy.authenticate(chosen)
+            assert principal.is_admin
+            with pytest.raises(Exception, match="invalid token"):
+                await tenancy.authenticate(chosen[:-1] + "X")
+            # rotation: a restart with another token revokes the one configured before
+            rotated = "another-hand-set-admin-token-9876543210"
+            restarted = Tenancy(pool)
+            await restarted.ensure_admin_token(rotated)
+            assert (await restarted.authenticate(rotated)).is_admin
+            with pytest.raises(Exception, match="invalid token"):
+                await restarted.authenticate(chosen)
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_secrets_do_not_appear_in_reprs() -> None:
     from datetime import UTC, datetime
 
@@ -94,6 +124,7 @@ def test_secrets_do_not_appear_in_reprs() -> None:
 
     created = NewTenant(TenantRow("acme", "sless-acme", datetime.now(UTC)), "sl_t_SECRETSECRET")
     assert "SECRETSECRET" not in repr(created)
-    settings = Settings(_env_file=None, admin={"token": "sl_a_TOPSECRET"})  # type: ignore[call-arg]
+    token = "sl_a_TOPSECRET" + "x" * 30
+    settings = Settings(_env_file=None, admin={"token": token})  # type: ignore[call-arg]
     assert "TOPSECRET" not in repr(settings)
     assert "TOPSECRET" not in str(settings.model_dump())

@@ -27,16 +27,15 @@ from tests.kube.test_backend_helpers import (
     GROUP,
     ROOT,
     VERSION,
-    await_for,
     backend,
     endpoint_slice,
-    free_port_on,
     function_crd,
     kube_api,
     kube_settings,
-    local_address,
+    pod_host,
     tenant_namespace,
 )
+from tests.support import await_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -364,7 +363,7 @@ async def test_index_follows_changes_made_directly_through_the_api(
 # -- endpoints and pooled upstreams ---------------------------------------------------------
 
 
-async def _start_server(address: str, label: str) -> tuple[web.AppRunner, int]:
+async def _start_server(label: str) -> tuple[web.AppRunner, int]:
     async def handle(request: web.Request) -> web.Response:
         return web.json_response({"server": label, "path": request.path})
 
@@ -372,16 +371,16 @@ async def _start_server(address: str, label: str) -> tuple[web.AppRunner, int]:
     app.router.add_route("*", "/{tail:.*}", handle)
     runner = web.AppRunner(app)
     await runner.setup()
-    port = free_port_on(address)
-    await web.TCPSite(runner, address, port).start()
+    sock = pod_host().listen()
+    await web.SockSite(runner, sock).start()
+    port: int = sock.getsockname()[1]
     return runner, port
 
 
 @pytest.fixture
 async def two_servers() -> AsyncIterator[tuple[str, list[int]]]:
-    address = local_address()
-    started = [await _start_server(address, label) for label in ("one", "two")]
-    yield address, [port for _, port in started]
+    started = [await _start_server(label) for label in ("one", "two")]
+    yield pod_host().address, [port for _, port in started]
     for runner, _ in started:
         await runner.cleanup()
 

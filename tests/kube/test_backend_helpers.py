@@ -7,18 +7,15 @@ installed first in a session stays: the tests only rely on the contract both sat
 No kubelet runs, so these tests play the node's and the operator's parts: they patch a
 Function's status and write EndpointSlices that point at servers started here. The API
 server refuses loopback and link-local addresses in an EndpointSlice ("may not be in the
-loopback range (127.0.0.0/8, ::1/128)"), so those servers listen on an address of the
-tests' own on a veth pair made for them (``local_address()``).
+loopback range (127.0.0.0/8, ::1/128)"), so those servers listen inside a network
+namespace made for them (``pod_host()``), on the far end of a veth pair.
 """
 
 from __future__ import annotations
 
 import atexit
-import socket
-import subprocess
-import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +26,8 @@ from kubernetes.client.exceptions import ApiException
 
 from sless.backends.kubernetes import KubernetesBackend
 from sless.config import Settings
+from tests.netns import TestHost
+from tests.support import wait_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -73,30 +72,6 @@ MINIMAL_FUNCTION_CRD: dict[str, Any] = {
 }
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
-
-
-async def await_for(what: str, check: Callable[[], Any], timeout: float = 15.0) -> Any:
-    import asyncio
-
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
 def project_crds() -> dict[str, dict[str, Any]]:
     """The CRDs in deploy/crds/ by name (none while that directory does not exist)."""
     crds = ROOT / "deploy" / "crds"
@@ -108,38 +83,21 @@ def project_crds() -> dict[str, dict[str, Any]]:
     return found
 
 
-#: an address of the tests' own, on a veth pair made here: the API server refuses loopback
-#: addresses in EndpointSlices, and traffic to a local address never leaves the machine
-TEST_ADDRESS = "10.252.0.1"
-_TEST_LINK = "slesskt0"
+#: the tests' "pods" live on a host of their own: a network namespace made here, reached
+#: through a veth pair (``tests.netns``). The API server refuses loopback addresses in an
+#: EndpointSlice, and no test may serve on an address of the machine's own namespace.
+_HOST_SIDE = "10.252.0.1"
+POD_ADDRESS = "10.252.0.2"
+_host: TestHost | None = None
 
 
-def local_address() -> str:
-    """A non-loopback address on this machine that only the tests use."""
-    present = subprocess.run(
-        ["ip", "-o", "addr", "show", "dev", _TEST_LINK], capture_output=True, text=True
-    )
-    if TEST_ADDRESS not in present.stdout:
-        for args in (
-            ["link", "add", _TEST_LINK, "type", "veth", "peer", "name", f"{_TEST_LINK}p"],
-            ["addr", "add", f"{TEST_ADDRESS}/32", "dev", _TEST_LINK],
-            ["link", "set", _TEST_LINK, "up"],
-            ["link", "set", f"{_TEST_LINK}p", "up"],
-        ):
-            subprocess.run(["ip", *args], capture_output=True, check=False)
-        atexit.register(
-            subprocess.run, ["ip", "link", "del", _TEST_LINK], capture_output=True, check=False
-        )
-    with socket.socket() as s:
-        s.bind((TEST_ADDRESS, 0))  # fails loudly if the address could not be added
-    return TEST_ADDRESS
-
-
-def free_port_on(address: str) -> int:
-    with socket.socket() as s:
-        s.bind((address, 0))
-        port: int = s.getsockname()[1]
-        return port
+def pod_host() -> TestHost:
+    """The namespace the tests' pods serve in (made once per test session)."""
+    global _host
+    if _host is None:
+        _host = TestHost(_HOST_SIDE, POD_ADDRESS)
+        atexit.register(_host.remove)
+    return _host
 
 
 def endpoint_slice(

@@ -41,17 +41,16 @@ from tests.integration.events.broker import Broker, queue, rabbitmq
 from tests.kube.test_backend_helpers import (
     GROUP,
     VERSION,
-    await_for,
     endpoint_slice,
-    free_port_on,
     function_crd,
     kube_api,
     kube_settings,
-    local_address,
+    pod_host,
     tenant_namespace,
 )
 from tests.kube.test_gateway_kubernetes import kube_gateway, s3_bucket
 from tests.kube.test_policies_rbac import allowed
+from tests.support import await_for
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -82,8 +81,10 @@ class FakePod:
         self.answered = 0
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self.address = local_address()
-        self.port = free_port_on(self.address)
+        host = pod_host()
+        self.address = host.address
+        sock = host.listen()
+        self.port = sock.getsockname()[1]
         pod = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -110,7 +111,10 @@ class FakePod:
             def log_message(self, format: str, *args: Any) -> None:
                 del format, args
 
-        self._server = ThreadingHTTPServer((self.address, self.port), Handler)
+        # serves on the socket made inside the test host's namespace
+        self._server = ThreadingHTTPServer((self.address, self.port), Handler, False)
+        self._server.socket.close()
+        self._server.socket = sock
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 

@@ -14,8 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
-import time
 import uuid
 import zipfile
 from collections.abc import AsyncIterator, Iterator
@@ -23,7 +21,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import httpx
 import pytest
 from kubernetes import client
@@ -38,14 +35,12 @@ from tests.kube.test_backend_helpers import (
     GROUP,
     VERSION,
     endpoint_slice,
-    free_port_on,
     function_crd,
     kube_api,
     kube_settings,
-    local_address,
-    wait_for,
+    pod_host,
 )
-from tests.support import make_zip
+from tests.support import make_zip, new_bucket, s3_client, serve_in_thread, wait_for
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -110,16 +105,7 @@ def _kubernetes_app(settings: Settings, database_url: str) -> Any:
 
 @pytest.fixture
 def s3_bucket(s3_endpoint: str) -> str:
-    bucket = "code-" + uuid.uuid4().hex[:8]
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-    s3.create_bucket(Bucket=bucket)
-    return bucket
+    return new_bucket(s3_endpoint)
 
 
 @pytest.fixture
@@ -132,44 +118,28 @@ def kube_gateway(
     s3_bucket: str,
 ) -> Iterator[str]:
     """The gateway under uvicorn in a thread, in Kubernetes mode; yields its URL."""
-    import uvicorn
-
     kube_settings(settings, kube_testenv)
     settings.admin.token = SecretStr(ADMIN_TOKEN)
     settings.s3.bucket = s3_bucket
     settings.s3.endpoint_url = s3_endpoint
     settings.s3.access_key_id = SecretStr("test")
     settings.s3.secret_access_key = SecretStr("test")
-    config = uvicorn.Config(
-        _kubernetes_app(settings, database_url),
-        host="127.0.0.1",
-        port=settings.gateway.port,
-        lifespan="on",
-        log_level="warning",
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("gateway did not start")
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{settings.gateway.port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    app = _kubernetes_app(settings, database_url)
+    with serve_in_thread(app, settings.gateway.port, start_timeout_s=60) as served:
+        yield served.url
 
 
 @pytest.fixture
 def runtime_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    """The Python runtime server serving HELLO on this machine's own address."""
+    """The Python runtime server serving HELLO inside the test host's namespace."""
     code = tmp_path / "code"
     code.mkdir()
     with zipfile.ZipFile(io.BytesIO(make_zip(HELLO))) as archive:
         archive.extractall(code)
-    address = local_address()
-    port = free_port_on(address)
+    host = pod_host()
+    address = host.address
+    with host.listen() as probe:  # a port that is free inside the namespace
+        port = probe.getsockname()[1]
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PORT": str(port),
@@ -179,7 +149,7 @@ def runtime_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
     }
     log = (tmp_path / "runtime.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, str(RUNTIME)], env=env, stdout=log, stderr=subprocess.STDOUT
+        host.command(sys.executable, str(RUNTIME)), env=env, stdout=log, stderr=subprocess.STDOUT
     )
 
     def listening() -> bool:
@@ -253,13 +223,7 @@ def test_deploy_and_invoke_through_the_kubernetes_backend(
         assert resource["status"]["phase"] == "Pending"
         assert resource["status"]["validation"]["verdict"] == "allow"
         # the blob the operator will build from is in S3
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=s3_endpoint,
-            region_name="us-east-1",
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-        )
+        s3 = s3_client(s3_endpoint)
         keys = [o["Key"] for o in s3.list_objects_v2(Bucket=s3_bucket)["Contents"]]
         assert keys == [code["blob_key"]]
         assert acme.get(path + "/validation").status_code == 200

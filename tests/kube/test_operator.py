@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -35,6 +34,8 @@ from sless.config import Settings
 from sless.models import FunctionSpec, Runtime
 from sless.operator import run_operator
 from sless.policies import labels
+from tests import support
+from tests.support import s3_client
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -50,14 +51,7 @@ BUILDS = "sless-builds"
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
+    return support.wait_for(what, check, timeout, interval=0.2)
 
 
 def missing(check: Callable[[], Any]) -> bool:
@@ -115,15 +109,9 @@ def crds(api: client.ApiClient) -> None:
 
 @pytest.fixture(scope="module")
 def s3(s3_endpoint: str) -> Any:
-    s3_client = boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-    )
-    s3_client.create_bucket(Bucket=BUCKET)
-    return s3_client
+    client = s3_client(s3_endpoint)
+    client.create_bucket(Bucket=BUCKET)
+    return client
 
 
 @pytest.fixture(scope="module")

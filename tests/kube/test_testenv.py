@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import ssl
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -17,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+
+from tests import support
 
 if TYPE_CHECKING:
     from conftest import KubeTestenv
@@ -32,14 +33,7 @@ def pinned_kube_version() -> str:
 
 
 def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
+    return support.wait_for(what, check, timeout, interval=0.2)
 
 
 @pytest.fixture

@@ -24,10 +24,9 @@ import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from sless.backends.base import Upstream
-from sless.backends.kubernetes.api import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
@@ -48,6 +47,7 @@ from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
+from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
 from sless.models import (
     CodeRef,
     Function,
@@ -77,6 +77,9 @@ class _Deleting(Conflict):
 
 
 class KubernetesBackend:
+    #: the operator makes CronJobs and Jobs; RabbitMQ consumers run in ``sless events``
+    events_in_process: ClassVar[bool] = False
+
     def __init__(
         self,
         settings: Settings,
@@ -491,6 +494,10 @@ class KubernetesBackend:
         return "\n".join(parts)[-tail_bytes:]
 
     # -- triggers and jobs ---------------------------------------------------------------
+
+    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
+        """Nothing to do: pods are kept by their Deployment, scaled by the cluster."""
+        del namespace, name, until
 
     async def watch_triggers(self, on_change: Callable[[], None] | None = None) -> TriggerIndex:
         """Keep every tenant's Triggers in memory, for as long as the backend runs; one

@@ -16,9 +16,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from sless.backends.kubernetes.api import KubeApi
 from sless.backends.kubernetes.resources import is_terminating
 from sless.errors import BackendUnavailable, Conflict, NotFound
+from sless.kube import KubeApi
 from sless.models import is_dns1123_label
 
 _ATTEMPTS = 5

@@ -18,8 +18,8 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sless.backends.kubernetes.api import Gone, KubeApi
 from sless.errors import SlessError
+from sless.kube import Gone, KubeApi
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import asyncpg
 
@@ -88,6 +88,9 @@ def version_of(spec: FunctionSpec) -> str:
 
 
 class LocalBackend:
+    #: cron, jobs and RabbitMQ consumers run in ``sless up`` itself
+    events_in_process: ClassVar[bool] = True
+
     def __init__(
         self,
         settings: Settings,

@@ -5,7 +5,6 @@ RabbitMQ (``broker.py``)."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,13 +13,13 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
-import uvicorn
 from pydantic import SecretStr
 
 from sless.config import Settings
 from sless.gateway import create_app
 from tests.conftest import ADMIN_TOKEN, RunningGateway, free_port
 from tests.integration.events.broker import queue, rabbitmq
+from tests.support import ServedApp, start_in_thread
 
 __all__ = ["queue", "rabbitmq"]  # fixtures (the broker is shared with tests/kube/)
 
@@ -101,7 +100,7 @@ class GatewayStarter:
         self.base = base
         self.database_url = database_url
         self.tmp_path = tmp_path
-        self._running: list[tuple[uvicorn.Server, threading.Thread, RunningGateway]] = []
+        self._running: list[tuple[ServedApp, RunningGateway]] = []
         self._started = 0
 
     def start(self, data_dir: Path | None = None, **events: Any) -> RunningGateway:
@@ -116,41 +115,24 @@ class GatewayStarter:
         for key, value in events.items():
             setattr(settings.events, key, value)
         app = create_app(settings, self.database_url)
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=settings.gateway.port,
-            lifespan="on",
-            log_level="warning",
-            timeout_graceful_shutdown=5,
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 30
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("gateway did not start")
-            time.sleep(0.02)
-        url = f"http://127.0.0.1:{settings.gateway.port}"
+        served = start_in_thread(app, settings.gateway.port)
         admin = httpx.Client(
-            base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+            base_url=served.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
         )
-        running = RunningGateway(url=url, settings=settings, admin=admin, app=app)
-        self._running.append((server, thread, running))
+        running = RunningGateway(url=served.url, settings=settings, admin=admin, app=app)
+        self._running.append((served, running))
         return running
 
     def stop(self, gateway: RunningGateway) -> None:
-        for server, thread, running in list(self._running):
+        for served, running in list(self._running):
             if running is gateway:
                 for client in [running.admin, *running.clients]:
                     client.close()
-                server.should_exit = True
-                thread.join(timeout=30)
-                self._running.remove((server, thread, running))
+                served.stop()
+                self._running.remove((served, running))
 
     def stop_all(self) -> None:
-        for _, _, running in list(self._running):
+        for _, running in list(self._running):
             self.stop(running)
 
 

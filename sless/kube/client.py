@@ -1,4 +1,5 @@
-"""A small asyncio client for the Kubernetes API: JSON requests and watch streams on aiohttp.
+"""The one asyncio client for the Kubernetes API, shared by the gateway's Kubernetes backend
+and the operator: JSON requests, object verbs and watch streams on aiohttp.
 
 Why not the ``kubernetes`` package's generated client: it is synchronous. Wrapped in
 ``asyncio.to_thread`` it would hold one thread per long-running watch, and a watch blocked
@@ -13,7 +14,12 @@ Errors map onto the platform's family (``sless.errors``) in one place, ``_error_
 404 ``NotFound``, 409 ``Conflict`` (``AlreadyExists`` for a create race), 400/422
 ``Invalid``, 410 ``Gone`` (a watch's resourceVersion expired), and everything that will
 pass, or that the tenant cannot fix (connection errors, 401/403, 429, 5xx),
-``BackendUnavailable``. Messages are cut short and never carry the token or the server URL.
+``BackendUnavailable`` (``Forbidden`` for 401/403). Messages are cut short and never carry
+the token or the server URL. What the API server said (status, reason, message) stays on
+the error for the operator, which reports it on the object (``answer_of``): an admission
+refusal is a 403 whose message says which policy refused.
+
+TLS verification turned off by a kubeconfig always logs a warning.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 
@@ -44,6 +51,7 @@ _MAX_MESSAGE = 300
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
 
 
 class AlreadyExists(Conflict):
@@ -58,6 +66,24 @@ class Gone(BackendUnavailable):
     """HTTP 410: the resourceVersion a watch started from is no longer in the cache."""
 
 
+@dataclass(frozen=True, slots=True)
+class ApiAnswer:
+    """What the API server answered to a failed request (message cut short)."""
+
+    status: int
+    reason: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.status} {self.reason}: {self.message}".replace(" : ", ": ")
+
+
+def answer_of(error: BaseException) -> ApiAnswer | None:
+    """The API server's answer behind an error of this client (None for anything else)."""
+    answer = getattr(error, "kube_answer", None)
+    return answer if isinstance(answer, ApiAnswer) else None
+
+
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "..."
 
@@ -70,18 +96,44 @@ def _error_for(status: int, body: bytes) -> SlessError:
         reason = str(data.get("reason") or "")
         message = str(data.get("message") or "")
     message = _short(message or f"HTTP {status}")
+    error: SlessError
     if status == 404:
-        return NotFound(message)
-    if status == 409:
-        return AlreadyExists(message) if reason == "AlreadyExists" else Conflict(message)
-    if status == 410:
-        return Gone(message)
-    if status in (400, 422):
-        return Invalid(message)
-    if status in (401, 403):
-        # not the tenant's fault: the gateway's credentials or RBAC are wrong
-        return Forbidden(f"the Kubernetes API refused the gateway (HTTP {status})")
-    return BackendUnavailable(f"the Kubernetes API answered HTTP {status}: {message}")
+        error = NotFound(message)
+    elif status == 409:
+        error = AlreadyExists(message) if reason == "AlreadyExists" else Conflict(message)
+    elif status == 410:
+        error = Gone(message)
+    elif status in (400, 422):
+        error = Invalid(message)
+    elif status in (401, 403):
+        # not the tenant's fault: the credentials or RBAC are wrong, or admission refused
+        error = Forbidden(f"the Kubernetes API refused the request (HTTP {status})")
+    else:
+        error = BackendUnavailable(f"the Kubernetes API answered HTTP {status}: {message}")
+    vars(error)["kube_answer"] = ApiAnswer(status, reason, message)  # read by answer_of
+    return error
+
+
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    return lower[:-1] + "ies" if lower.endswith("y") else lower + "s"
+
+
+def collection_path(api_version: str, kind: str, namespace: str | None = None) -> str:
+    """``/api/v1/namespaces/ns/pods`` and the like, for a kind's regular plural."""
+    base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+    if namespace:
+        base += f"/namespaces/{quote(namespace, safe='')}"
+    return f"{base}/{_plural(kind)}"
+
+
+def object_path(api_version: str, kind: str, namespace: str | None, name: str) -> str:
+    return f"{collection_path(api_version, kind, namespace)}/{quote(name, safe='')}"
+
+
+def path_of(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return object_path(obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"])
 
 
 @dataclass(frozen=True)
@@ -90,8 +142,9 @@ class _Connection:
     ssl: ssl.SSLContext | bool
 
 
-def _load_configuration(settings: KubernetesSettings) -> Any:
-    """A ``kubernetes.client.Configuration`` from settings (blocking: run in a thread)."""
+def load_configuration(settings: KubernetesSettings) -> Any:
+    """A ``kubernetes.client.Configuration`` from the kubeconfig in settings, else the
+    in-cluster service account, else ~/.kube/config (blocking: files, exec plugins)."""
     import kubernetes
 
     # the package is only partly typed: treat it as Any at this one edge
@@ -112,6 +165,15 @@ def _load_configuration(settings: KubernetesSettings) -> Any:
     return configuration
 
 
+def bearer_token(configuration: Any) -> str | None:
+    """The bearer token of a ``Configuration`` (its refresh hook runs on every call)."""
+    for auth in configuration.auth_settings().values():
+        value = str(auth.get("value") or "")
+        if auth.get("in") == "header" and auth.get("key", "").lower() == "authorization":
+            return value.removeprefix("Bearer ").strip() or None
+    return None
+
+
 def _ssl_context(configuration: Any) -> ssl.SSLContext | bool:
     if not configuration.verify_ssl:
         log.warning("TLS verification of the Kubernetes API is off (kubeconfig says so)")
@@ -123,12 +185,21 @@ def _ssl_context(configuration: Any) -> ssl.SSLContext | bool:
 
 
 class KubeApi:
-    """JSON requests and watches against one API server, with the gateway's credentials."""
+    """Requests, object verbs and watches against one API server; ``open()`` first, inside
+    the running event loop. ``configuration`` skips loading one (the operator has it)."""
 
-    def __init__(self, settings: KubernetesSettings, *, request_timeout_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        settings: KubernetesSettings,
+        *,
+        request_timeout_s: float = 15.0,
+        field_manager: str = "sless",
+        configuration: Any = None,
+    ) -> None:
         self._settings = settings
         self._request_timeout_s = request_timeout_s
-        self._configuration: Any = None
+        self._field_manager = field_manager
+        self._configuration: Any = configuration
         self._connection: _Connection | None = None
         self._session: aiohttp.ClientSession | None = None
         self._auth: dict[str, str] = {}
@@ -137,7 +208,9 @@ class KubeApi:
 
     async def open(self) -> None:
         try:
-            configuration = await asyncio.to_thread(_load_configuration, self._settings)
+            configuration = self._configuration or await asyncio.to_thread(
+                load_configuration, self._settings
+            )
             context = await asyncio.to_thread(_ssl_context, configuration)
         except Exception as e:
             # the kubeconfig's own error may quote its content: keep only the type
@@ -237,6 +310,74 @@ class KubeApi:
         if status >= 400:
             raise _error_for(status, raw)
         return raw
+
+    @property
+    def server(self) -> str:
+        if self._connection is None:
+            raise BackendUnavailable("the Kubernetes client is not open")
+        return self._connection.server
+
+    # -- object verbs on plain dicts (what sless.policies renders) ------------------------
+
+    async def get(self, path: str) -> dict[str, Any] | None:
+        """The object, or None when there is none."""
+        try:
+            return await self.request("GET", path)
+        except NotFound:
+            return None
+
+    async def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+        params = {"labelSelector": label_selector} if label_selector else None
+        items: list[dict[str, Any]] = (await self.request("GET", path, params=params)).get(
+            "items"
+        ) or []
+        return items
+
+    async def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any] | None:
+        """Create; None when it already exists (409): callers use deterministic names."""
+        meta = obj["metadata"]
+        path = collection_path(obj["apiVersion"], obj["kind"], meta.get("namespace"))
+        params = {"dryRun": "All"} if dry_run else None
+        try:
+            return await self.request("POST", path, body=obj, params=params)
+        except Conflict:
+            return None
+
+    async def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply as this client's field manager, taking over conflicting
+        fields: what the policies render is what the cluster holds, and fields dropped
+        from a rendering are removed."""
+        return await self.request(
+            "PATCH",
+            path_of(obj),
+            body=obj,
+            params={"fieldManager": self._field_manager, "force": "true"},
+            content_type=APPLY_PATCH,
+        )
+
+    async def merge_patch(self, path: str, patch: dict[str, Any]) -> dict[str, Any] | None:
+        """Merge-patch; None when the object is gone."""
+        try:
+            return await self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+        except NotFound:
+            return None
+
+    async def delete(self, path: str) -> bool:
+        """Delete in the background (dependents too); False when it was already gone."""
+        try:
+            await self.request("DELETE", path, body={"propagationPolicy": "Background"})
+        except NotFound:
+            return False
+        return True
+
+    async def delete_collection(self, path: str, label_selector: str) -> None:
+        for item in await self.list(path, label_selector):
+            await self.delete(f"{path}/{quote(item['metadata']['name'], safe='')}")
+
+    async def read_log(self, namespace: str, pod: str, container: str, tail_lines: int) -> str:
+        path = object_path("v1", "Pod", namespace, pod) + "/log"
+        params = {"container": container, "tailLines": str(tail_lines)}
+        return await self.request_text("GET", path, params=params)
 
     async def watch(
         self, path: str, *, params: Mapping[str, str], timeout_s: float
