@@ -57,6 +57,24 @@ def check_key(key: str | None) -> str | None:
     return key
 
 
+def key_from_headers(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The ``Idempotency-Key`` of a raw ASGI header list (the invoke path), or None."""
+    for name, value in headers:
+        if name == b"idempotency-key":
+            return value.decode("latin-1")
+    return None
+
+
+def request_fingerprint(*parts: str | bytes) -> bytes:
+    """What "the same request" means: these parts, unambiguously joined."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
+
+
 class Idempotency:
     def __init__(self, repository: IdempotencyRepository, signing_key: bytes) -> None:
         self.repository = repository

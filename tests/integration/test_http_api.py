@@ -422,3 +422,45 @@ def test_a_tenant_created_again_does_not_replay_its_predecessors_answers(
     response = second.put("/v1/namespaces/sless-again/jobs/j", json=job, headers=key)
     assert response.status_code == 201
     assert "Idempotent-Replayed" not in response.headers
+
+
+def test_a_retried_async_call_with_the_same_key_runs_once(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    from tests.support import make_zip, wait_for, wait_phase
+
+    path = f"{V1}/functions/counter"
+    assert acme.put(path, json=SPEC).status_code == 201
+    code = make_zip({"handler.py": "def handle(event, context):\n    return {'ok': True}\n"})
+    key = {"Idempotency-Key": "upload-1", "Content-Type": "application/zip"}
+    uploaded = acme.post(f"{path}/upload", content=code, headers=key)
+    assert uploaded.status_code == 202, uploaded.text
+    again = acme.post(f"{path}/upload", content=code, headers=key)
+    assert again.status_code == 202
+    assert again.json() == uploaded.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    wait_phase(acme, path, {"Ready", "Failed", "Rejected"})
+
+    url = f"{gateway.url}/fn/{NS}/counter"
+    headers = {"Prefer": "respond-async", "Idempotency-Key": "call-1"}
+    first = httpx.post(url, json={"n": 1}, headers=headers)
+    assert first.status_code == 202, first.text
+    invocation_id = first.json()["invocation_id"]
+    retried = httpx.post(url, json={"n": 1}, headers=headers)
+    assert retried.status_code == 202
+    assert retried.json() == {"invocation_id": invocation_id}
+    assert retried.headers["x-sless-invocation-id"] == invocation_id
+    assert retried.headers["idempotent-replayed"] == "true"
+    other = httpx.post(url, json={"n": 2}, headers=headers)
+    assert _error(other, 422)["code"] == "invalid"
+
+    def finished() -> bool:
+        state = acme.get(f"{V1}/invocations/{invocation_id}").json().get("state")
+        return state in {"succeeded", "failed", "dead"}
+
+    wait_for("the async call to finish", finished, timeout=60)
+    assert acme.get(f"{V1}/invocations/{invocation_id}").json()["state"] == "succeeded"
+    # one queued call, one run: the retry queued nothing (the refused 422 is no run)
+    params = {"function": "counter", "status": "2xx"}
+    async_runs = acme.get(f"{V1}/invocations", params=params).json()
+    assert [row["id"] for row in async_runs["invocations"]] == [invocation_id]
