@@ -578,7 +578,7 @@ func TestAccClientIfMatchAndCursor(t *testing.T) {
 	}
 	ctx := context.Background()
 	name := uniqueName("tfacc-etag")
-	spec := FunctionSpec{Runtime: "python3.11"}
+	spec := FunctionSpec{Runtime: "python3.11", Env: map[string]string{}, Egress: []string{}}
 	first, err := acc.client.PutFunction(ctx, name, spec, "")
 	if err != nil {
 		t.Fatal(err)
