@@ -50,6 +50,14 @@ class GatewaySettings(BaseModel):
     #: (pure Python); both pass the request-smuggling tests, docs/PERFORMANCE.md has the
     #: figures that chose the default
     http: Literal["httptools", "h11"] = "httptools"
+    #: key that signs paging cursors and seals stored idempotent responses; unset: a
+    #: random key generated once and kept in PostgreSQL (shared by every gateway)
+    signing_key: SecretStr | None = None
+    #: how long a paging cursor is accepted after it was issued
+    cursor_ttl_s: int = Field(default=24 * 3600, ge=60)
+    #: Idempotency-Key records: how long one is kept, and how many per tenant at most
+    idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
+    idempotency_max_keys: int = Field(default=10_000, ge=1)
 
 
 #: a token that a provider chooses by hand must be at least this long (the generated ones

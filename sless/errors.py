@@ -39,6 +39,13 @@ class Conflict(SlessError):
     code = "conflict"
 
 
+class PreconditionFailed(SlessError):
+    """An ``If-Match`` named a ``resource_version`` that is no longer the object's."""
+
+    status = 412
+    code = "precondition_failed"
+
+
 class QuotaExceeded(SlessError):
     """A tenant quota (functions, memory, stored code) would be exceeded.
 

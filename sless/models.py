@@ -213,6 +213,9 @@ class Function(BaseModel):
     namespace: str
     spec: FunctionSpec
     status: FunctionStatus
+    #: changes on every write (embedded: a database sequence; Kubernetes: the resource's
+    #: metadata.resourceVersion); sent as the ETag, checked by If-Match
+    resource_version: str | None = None
 
 
 #: five cron fields (minute hour day-of-month month day-of-week) or a ``@`` macro
@@ -369,6 +372,9 @@ class Trigger(BaseModel):
     namespace: str
     spec: TriggerSpec
     status: TriggerStatus
+    #: changes on every write (embedded: a database sequence; Kubernetes: the resource's
+    #: metadata.resourceVersion); sent as the ETag, checked by If-Match
+    resource_version: str | None = None
 
 
 class JobPhase(StrEnum):
@@ -402,6 +408,9 @@ class FunctionJob(BaseModel):
     namespace: str
     spec: JobSpec
     status: FunctionJobStatus
+    #: changes on every write (embedded: a database sequence; Kubernetes: the resource's
+    #: metadata.resourceVersion); sent as the ETag, checked by If-Match
+    resource_version: str | None = None
 
 
 class TenantSpec(BaseModel):

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import ValidationError
 
-from sless.cli import auditing, events
+from sless.cli import auditing, events, invocations, jobs, secrets, triggers
 from sless.cli.client import Client, load_config, make_admin_client, make_client, save_config
-from sless.config import Settings
+from sless.cli.options import load_settings, token_option, url_option
 
 #: never packed into an upload
 _SKIP_DIRS = {
@@ -33,26 +32,9 @@ _SKIP_DIRS = {
 }
 _TERMINAL_PHASES = {"Ready", "Failed", "Rejected"}
 
-url_option = click.option(
-    "--url", envvar="SLESS_URL", help="gateway URL (default: from sless login)"
-)
-token_option = click.option("--token", help="tenant token (default: SLESS_TOKEN or sless login)")
-
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
-
-
-def load_settings() -> Settings:
-    """The SLESS_* settings, or a one-line error per bad variable (never its value)."""
-    try:
-        return Settings()
-    except ValidationError as e:
-        lines = []
-        for error in e.errors(include_input=False, include_url=False):
-            variable = "SLESS_" + "_".join(str(part) for part in error["loc"]).upper()
-            lines.append(f"{variable} {error['msg'].removeprefix('Value error, ')}")
-        raise click.ClickException("\n".join(lines)) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,23 +86,6 @@ def operator() -> None:
     from sless.operator import run_operator
 
     run_operator(load_settings())
-
-
-@main.command("events")
-def events_process() -> None:
-    """Run the RabbitMQ trigger consumers (Kubernetes mode).
-
-    Consumes every enabled rabbitmq Trigger resource of every tenant and calls the
-    functions' pods; the gateway starts no consumers in this mode. Needs
-    SLESS_BACKEND=kubernetes and SLESS_DATABASE_URL (the gateways' database: broker URLs
-    are tenant secrets there, and every message is an invocation record);
-    SLESS_KUBERNETES_KUBECONFIG as for the operator. SIGTERM or Ctrl-C stops it cleanly:
-    in-flight messages finish, or go back to the broker unacknowledged. Several replicas
-    share the work (competing consumers).
-    """
-    from sless.cli.consumers import run_events
-
-    run_events(load_settings())
 
 
 # -- session --------------------------------------------------------------------------
@@ -291,12 +256,12 @@ def _wait_for(client: Client, path: str, timeout: float) -> dict[str, Any]:
 def list_functions(url: str | None, token: str | None) -> None:
     """List your functions."""
     client = make_client(url, token)
-    data = client.call("GET", client.ns_path("functions"))
-    if not data["functions"]:
+    functions = client.list_all(client.ns_path("functions"), "functions")
+    if not functions:
         click.echo("no functions")
         return
     click.echo(f"{'NAME':<30} {'RUNTIME':<11} {'PHASE':<11} URL")
-    for f in data["functions"]:
+    for f in functions:
         click.echo(
             f"{f['name']:<30} {f['spec']['runtime']:<11} {f['status']['phase']:<11} {f['url']}"
         )
@@ -358,32 +323,6 @@ def remove(name: str, url: str | None, token: str | None) -> None:
     click.echo(f"deleted {name}")
 
 
-@main.command()
-@click.option("--function", "-f", "function", help="only this function")
-@click.option("--limit", default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="print JSON")
-@url_option
-@token_option
-def invocations(
-    function: str | None, limit: int, as_json: bool, url: str | None, token: str | None
-) -> None:
-    """List recent invocations."""
-    client = make_client(url, token)
-    params: dict[str, Any] = {"limit": limit}
-    if function:
-        params["function"] = function
-    data = client.call("GET", client.ns_path("invocations"), params=params)
-    if as_json:
-        _print_json(data)
-        return
-    click.echo(f"{'STARTED':<27} {'FUNCTION':<24} {'STATUS':<6} {'MS':>8}  ID")
-    for row in data["invocations"]:
-        click.echo(
-            f"{row['started_at'][:26]:<27} {row['function']:<24} {row['status']:<6}"
-            f" {row['duration_ms']:>8.1f}  {row['id']}"
-        )
-
-
 # -- validation -----------------------------------------------------------------------
 
 
@@ -440,8 +379,8 @@ def tenant_create(name: str, url: str | None, admin_token: str | None) -> None:
 @admin_token_option
 def tenant_list(url: str | None, admin_token: str | None) -> None:
     """List tenants."""
-    data = make_admin_client(url, admin_token).call("GET", "/v1/admin/tenants")
-    for t in data["tenants"]:
+    client = make_admin_client(url, admin_token)
+    for t in client.list_all("/v1/admin/tenants", "tenants"):
         click.echo(f"{t['tenant']:<30} {t['namespace']}")
 
 
@@ -468,7 +407,14 @@ def tenant_token(name: str, description: str, url: str | None, admin_token: str 
     click.echo(f"token id: {data['id']}\ntoken: {data['token']}")
 
 
-for _command in events.COMMANDS:
+for _command in [
+    events.events,
+    triggers.trigger,
+    jobs.job,
+    secrets.secret,
+    invocations.invocations,
+    invocations.invocation,
+]:
     main.add_command(_command)
 main.add_command(auditing.audit)
 admin.add_command(auditing.admin_audit)

@@ -8,17 +8,14 @@ from typing import Any
 import click
 
 from sless.cli.client import Client, make_admin_client, make_client
+from sless.cli.options import json_option, url_option
 
-url_option = click.option(
-    "--url", envvar="SLESS_URL", help="gateway URL (default: from sless login)"
-)
 limit_option = click.option(
     "--limit", default=50, show_default=True, type=click.IntRange(1, 1000), help="rows"
 )
 action_option = click.option("--action", "-a", help="only this action (function.put, ...)")
 since_option = click.option("--since", help="only rows at or after this ISO 8601 time")
 before_option = click.option("--before", type=int, help="only rows older than this id (paging)")
-json_option = click.option("--json", "as_json", is_flag=True, help="print JSON")
 
 
 def _print(data: dict[str, Any], as_json: bool) -> None:
@@ -40,7 +37,7 @@ def _print(data: dict[str, Any], as_json: bool) -> None:
             f" {target[:36]:<36} {row['status']:<6} {row['outcome']}"
         )
     if data.get("next_before"):
-        click.echo(f"(older entries: --before {data['next_before']})", err=True)
+        click.echo(f"(older entries: --before {data['next_before']}, or --all)", err=True)
 
 
 def _fetch(client: Client, path: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,27 @@ class Client:
         if response.headers.get("content-type", "").startswith("application/json"):
             return response.json()
         return response.text
+
+    def pages(
+        self, path: str, key: str, params: dict[str, Any] | None = None
+    ) -> Iterator[list[Any]]:
+        """Every page of a list, following ``next_cursor`` until the last page."""
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        while True:
+            data = self.call("GET", path, params=query)
+            yield list(data[key])
+            cursor = data.get("next_cursor")
+            if not cursor:
+                return
+            query["cursor"] = cursor
+
+    def list_all(self, path: str, key: str, params: dict[str, Any] | None = None) -> list[Any]:
+        """The whole list, every page of it (``limit`` is the page size)."""
+        return [
+            item
+            for page in self.pages(path, key, {"limit": 1000, **(params or {})})
+            for item in page
+        ]
 
     @property
     def namespace(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
@@ -22,6 +23,7 @@ from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import ERROR_RESPONSES, install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
+from sless.gateway.ratelimits import RateLimitHeaders
 from sless.gateway.routers import (
     admin,
     audit,
@@ -32,6 +34,7 @@ from sless.gateway.routers import (
     triggers,
     upload,
 )
+from sless.gateway.schema import errors_as_json, operation_id
 
 #: allocations (net) between two young-generation collections; CPython's default is 700
 GC_GEN0_THRESHOLD = 20_000
@@ -82,10 +85,27 @@ def create_app(
         finally:
             await platform.stop()
 
-    api = FastAPI(title="sless", version="0.1.0", lifespan=lifespan, responses=ERROR_RESPONSES)
+    api = FastAPI(
+        title="sless",
+        version="0.1.0",
+        lifespan=lifespan,
+        # every operation may fail in these ways (database away, disk full...); the
+        # routers add what is theirs (sless.gateway.schema.ERRORS)
+        responses=ERROR_RESPONSES,
+        generate_unique_id_function=operation_id,
+    )
     install_error_handlers(api)
+    plain_openapi = api.openapi
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is None:
+            api.openapi_schema = errors_as_json(plain_openapi())
+        return api.openapi_schema
+
+    api.openapi = openapi  # type: ignore[method-assign]
     # on the management app only: /fn/ is dispatched around it (Gateway above)
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
+    api.add_middleware(RateLimitHeaders)
     api.include_router(management.router)
     api.include_router(upload.router)
     api.include_router(admin.router)

@@ -6,7 +6,9 @@ namespace that is not the caller's answers 404, exactly like a missing object, s
 tenant cannot learn whether another tenant's objects exist.
 
 Resolving the caller is also where the management API's limits apply: failed attempts
-per client address, then the tenant's token bucket (429 with ``Retry-After``).
+per client address, then the tenant's token bucket (429 with ``Retry-After``; the bucket's
+state goes out as ``RateLimit`` headers, ``sless.gateway.ratelimits``). ``NameDep`` checks
+the ``{name}`` of a path for every router.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from sless.errors import NotFound, Unauthorized
+from sless.errors import Invalid, NotFound, Unauthorized
 from sless.gateway.audit import stash_principal
 from sless.gateway.platform import Platform
+from sless.gateway.ratelimits import STATE_KEY
+from sless.models import check_name
 from sless.tenancy import Principal
 
 
@@ -50,7 +54,12 @@ async def get_principal(request: Request, platform: PlatformDep) -> Principal:
     stash_principal(request, principal)  # before the limit: a refused call has an actor too
     if principal.tenant is not None:
         # the provider admin is not rate-limited: it is the operator of the platform
-        platform.tenancy.limits.check_api(principal.tenant)
+        limits = platform.tenancy.limits
+        try:
+            limits.check_api(principal.tenant)
+        finally:
+            # on the 429 too: the caller learns its policy (sless.gateway.ratelimits)
+            setattr(request.state, STATE_KEY, limits.api_headers(principal.tenant))
     return principal
 
 
@@ -64,6 +73,22 @@ async def get_namespace(ns: str, principal: PrincipalDep) -> str:
 
 
 NamespaceDep = Annotated[str, Depends(get_namespace)]
+
+
+def check_path_name(name: str) -> str:
+    """A name from a path: a DNS-1123 label that fits every object (else 422)."""
+    try:
+        return check_name(name)
+    except ValueError as e:
+        raise Invalid(f"invalid name {name[:80]!r}: {e}") from None
+
+
+async def get_name(name: str) -> str:
+    return check_path_name(name)
+
+
+#: the ``{name}`` of a path, checked once for every router
+NameDep = Annotated[str, Depends(get_name)]
 
 
 async def get_admin(principal: PrincipalDep) -> Principal:

@@ -38,6 +38,7 @@ from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
+from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label
 from sless.store import InvocationRecord
@@ -228,16 +229,32 @@ class InvokeApp:
         call.request_bytes = len(body)
         if _wants_async(headers):
             # the queued call records the invocation when it ends, under this id
-            try:
+            path = _target(scope, call.subpath)
+
+            async def enqueue() -> tuple[int, Any]:
                 await platform.events.enqueue(
                     call.invocation_id,
                     namespace,
                     name,
                     method=scope["method"],
-                    path=_target(scope, call.subpath),
+                    path=path,
                     headers=_forwarded_headers(scope, headers),
                     body=body,
                 )
+                return 202, {"invocation_id": str(call.invocation_id)}
+
+            # -- Idempotency-Key (sless.gateway.idempotency): a retry with the same key and
+            # request gets the first invocation id and queues nothing
+            try:
+                status, reply, replayed = await platform.idempotency.run(
+                    namespace,
+                    "invoke_async",
+                    key_from_headers(headers),
+                    request_fingerprint(name, scope["method"], path, body),
+                    enqueue,
+                )
+            except SlessError:
+                raise
             except Exception as e:
                 # the queue is in PostgreSQL: away or out of disk is a clear 503/507
                 mapped = infrastructure_error(e)
@@ -245,7 +262,10 @@ class InvokeApp:
                     raise
                 raise mapped from e
             call.queued = True
-            await call.send_json(send, 202, {"invocation_id": str(call.invocation_id)})
+            if replayed:
+                call.invocation_id = uuid.UUID(reply["invocation_id"])
+            extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
+            await call.send_json(send, status, reply, extra)
             return
         limits.start_invocation(namespace)
         call.running = True

@@ -11,8 +11,11 @@ import asyncpg
 from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
+from sless.gateway.idempotency import Idempotency
+from sless.gateway.paging import Cursors, PageParams, Pager, scope
 from sless.store import (
     BlobStore,
+    IdempotencyRepository,
     InvocationRecorder,
     LLMReviewRepository,
     ReportRepository,
@@ -20,6 +23,7 @@ from sless.store import (
     create_pool,
     make_blob_store,
     migrate,
+    signing_key,
     start_recorder,
 )
 from sless.tenancy import Tenancy
@@ -57,6 +61,8 @@ class Platform:
     reviews: ReviewRepository
     recorder: InvocationRecorder
     events: Events
+    cursors: Cursors
+    idempotency: Idempotency
 
     @classmethod
     async def start(
@@ -83,6 +89,12 @@ class Platform:
             backend = make_backend(settings, db, blobs)
             await backend.start()
             tenancy.provision = backend.provision_tenant
+            gateway = settings.gateway
+            key = (
+                gateway.signing_key.get_secret_value().encode()
+                if gateway.signing_key
+                else await signing_key(db)
+            )
         except BaseException:
             await db.close()
             raise
@@ -108,7 +120,18 @@ class Platform:
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
+            cursors=Cursors(key, ttl_s=gateway.cursor_ttl_s),
+            idempotency=Idempotency(
+                IdempotencyRepository(
+                    db, ttl_s=gateway.idempotency_ttl_s, max_keys=gateway.idempotency_max_keys
+                ),
+                key,
+            ),
         )
+
+    def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:
+        """The paging of one list, bound to its owner (a namespace; None: the admin)."""
+        return Pager(self.cursors, scope(kind, owner, **filters), params)
 
     @property
     def public_url(self) -> str:

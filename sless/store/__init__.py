@@ -5,6 +5,7 @@ from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
+from sless.store.idempotency import IdempotencyRepository, IdempotencyRow
 from sless.store.invocations import (
     InvocationRecord,
     InvocationRecorder,
@@ -12,6 +13,7 @@ from sless.store.invocations import (
     start_recorder,
 )
 from sless.store.jobs import Decision, JobRecord, JobRepository
+from sless.store.keys import signing_key
 from sless.store.locks import TenantLock
 from sless.store.queue import QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
@@ -31,6 +33,8 @@ __all__ = [
     "EmbeddedPostgres",
     "FunctionRecord",
     "FunctionRepository",
+    "IdempotencyRepository",
+    "IdempotencyRow",
     "InvocationRecord",
     "InvocationRecorder",
     "JobRecord",
@@ -57,6 +61,7 @@ __all__ = [
     "list_invocations",
     "make_blob_store",
     "migrate",
+    "signing_key",
     "start_recorder",
     "verdict_buckets",
 ]

@@ -89,7 +89,10 @@ class AuditRepository:
         involving: str | None = None,
         tenant: str | None = None,
         action: str | None = None,
+        actor_kind: str | None = None,
+        subject: str | None = None,
         since: datetime | None = None,
+        until: datetime | None = None,
         before: int | None = None,
         limit: int = 100,
     ) -> list[dict[str, Any]]:
@@ -110,11 +113,17 @@ class AuditRepository:
             add("tenant = $?", tenant)
         if action is not None:
             add("action = $?", action)
+        if actor_kind is not None:
+            add("actor_kind = $?", actor_kind)
+        if subject is not None:
+            add("auth_subject = $?", subject)
         if since is not None:
             add("at >= $?", since)
+        if until is not None:
+            add("at < $?", until)
         if before is not None:
             add("id < $?", before)
-        args.append(max(1, min(limit, MAX_LIMIT)))
+        args.append(max(1, min(limit, MAX_LIMIT + 1)))
         sql = f"SELECT {_COLUMNS} FROM audit_log"  # noqa: S608 (only placeholders are added)
         if where:
             sql += " WHERE " + " AND ".join(where)

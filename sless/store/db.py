@@ -65,3 +65,9 @@ async def migrate(pool: asyncpg.Pool) -> list[int]:
 
 def row_to_dict(row: Any) -> dict[str, Any]:
     return dict(row.items())
+
+
+def resource_version_of(row: Any) -> str | None:
+    """A row's ``resource_version`` as the API shows it (a string, as in Kubernetes)."""
+    value = row.get("resource_version") if hasattr(row, "get") else None
+    return str(value) if value is not None else None

@@ -14,6 +14,7 @@ import asyncpg
 
 from sless.errors import NotFound
 from sless.models import Function, FunctionSpec, FunctionStatus, Phase
+from sless.store.db import resource_version_of
 
 NOTIFY_CHANNEL = "sless_functions"
 
@@ -42,7 +43,13 @@ def _record(row: Any) -> FunctionRecord:
     )
     spec = FunctionSpec.model_validate(row["spec"])
     serving = FunctionSpec.model_validate(row["serving_spec"]) if row["serving_spec"] else None
-    function = Function(name=row["name"], namespace=row["namespace"], spec=spec, status=status)
+    function = Function(
+        name=row["name"],
+        namespace=row["namespace"],
+        spec=spec,
+        status=status,
+        resource_version=resource_version_of(row),
+    )
     return FunctionRecord(function=function, serving_spec=serving, generation=row["generation"])
 
 

@@ -21,6 +21,7 @@ import asyncpg
 
 from sless.errors import Conflict, NotFound
 from sless.models import FunctionJob, FunctionJobStatus, JobPhase, JobSpec
+from sless.store.db import resource_version_of
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,13 @@ def _record(row: Any) -> JobRecord:
         completed_at=row["completed_at"],
         invocation_id=str(row["invocation_id"]) if row["invocation_id"] else None,
     )
-    job = FunctionJob(name=row["name"], namespace=row["namespace"], spec=spec, status=status)
+    job = FunctionJob(
+        name=row["name"],
+        namespace=row["namespace"],
+        spec=spec,
+        status=status,
+        resource_version=resource_version_of(row),
+    )
     return JobRecord(job=job, wanted_run_id=spec.run_id, claimed_run_id=row["run_id"])
 
 

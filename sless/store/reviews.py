@@ -35,13 +35,26 @@ class ReviewRepository:
             )
         return review_id
 
-    async def list(self, state: str | None = "pending") -> list[dict[str, Any]]:
-        if state is None:
-            rows = await self.pool.fetch("SELECT * FROM reviews ORDER BY id DESC LIMIT 500")
-        else:
-            rows = await self.pool.fetch(
-                "SELECT * FROM reviews WHERE state = $1 ORDER BY id LIMIT 500", state
-            )
+    async def list(
+        self, state: str | None = "pending", *, after: int | None = None, limit: int = 500
+    ) -> list[dict[str, Any]]:
+        """Pending reviews oldest first (the order to decide them); all, newest first.
+        ``after`` is the id of the last review of the previous page (a keyset page)."""
+        args: list[Any] = []
+        where: list[str] = []
+        if state is not None:
+            args.append(state)
+            where.append(f"state = ${len(args)}")
+        if after is not None:
+            args.append(after)
+            where.append(f"id {'>' if state == 'pending' else '<'} ${len(args)}")
+        args.append(limit)
+        order = "id" if state == "pending" else "id DESC"
+        sql = "SELECT * FROM reviews"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {order} LIMIT ${len(args)}"
+        rows = await self.pool.fetch(sql, *args)
         return [dict(r.items()) for r in rows]
 
     async def get(self, review_id: int) -> dict[str, Any]:

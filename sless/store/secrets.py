@@ -16,6 +16,7 @@ import asyncpg
 from pydantic import SecretStr
 
 from sless.errors import NotFound
+from sless.store.db import resource_version_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,17 +27,25 @@ class SecretInfo:
     name: str
     created_at: datetime
     updated_at: datetime
+    resource_version: str | None = None
 
     def view(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
+            "resource_version": self.resource_version,
         }
 
 
 def _info(row: Any) -> SecretInfo:
-    return SecretInfo(row["namespace"], row["name"], row["created_at"], row["updated_at"])
+    return SecretInfo(
+        row["namespace"],
+        row["name"],
+        row["created_at"],
+        row["updated_at"],
+        resource_version_of(row),
+    )
 
 
 class SecretRepository:
@@ -50,7 +59,8 @@ class SecretRepository:
             INSERT INTO secrets (namespace, name, value) VALUES ($1, $2, $3)
             ON CONFLICT (namespace, name) DO UPDATE
                SET value = EXCLUDED.value, updated_at = now()
-            RETURNING namespace, name, created_at, updated_at, (xmax = 0) AS created
+            RETURNING namespace, name, created_at, updated_at, resource_version,
+                      (xmax = 0) AS created
             """,
             namespace,
             name,
@@ -60,7 +70,7 @@ class SecretRepository:
 
     async def get(self, namespace: str, name: str) -> SecretInfo:
         row = await self.pool.fetchrow(
-            "SELECT namespace, name, created_at, updated_at FROM secrets"
+            "SELECT namespace, name, created_at, updated_at, resource_version FROM secrets"
             " WHERE namespace = $1 AND name = $2",
             namespace,
             name,
@@ -71,7 +81,7 @@ class SecretRepository:
 
     async def list_all(self, namespace: str) -> list[SecretInfo]:
         rows = await self.pool.fetch(
-            "SELECT namespace, name, created_at, updated_at FROM secrets"
+            "SELECT namespace, name, created_at, updated_at, resource_version FROM secrets"
             " WHERE namespace = $1 ORDER BY name",
             namespace,
         )

@@ -15,6 +15,7 @@ import asyncpg
 
 from sless.errors import NotFound
 from sless.models import Trigger, TriggerSpec, TriggerStatus
+from sless.store.db import resource_version_of
 
 #: specs in the table were validated when written; a seconds field stays readable
 _READ_CONTEXT = {"allow_seconds": True}
@@ -39,7 +40,13 @@ def _record(row: Any, last_tick: datetime | None = None) -> TriggerRecord:
         last_tick=last_tick,
     )
     trigger = Trigger.model_validate(
-        {"name": row["name"], "namespace": row["namespace"], "spec": spec, "status": status},
+        {
+            "name": row["name"],
+            "namespace": row["namespace"],
+            "spec": spec,
+            "status": status,
+            "resource_version": resource_version_of(row),
+        },
         context=_READ_CONTEXT,
     )
     return TriggerRecord(

@@ -92,6 +92,15 @@ class RateLimiter:
         now = self._clock()
         return self._bucket(key, now).take(now)
 
+    def state(self, key: str) -> tuple[int, int]:
+        """``(remaining, reset_s)``: whole tokens left for ``key``, seconds until full."""
+        now = self._clock()
+        bucket = self._bucket(key, now)
+        bucket._refill(now)
+        missing = bucket.burst - bucket.tokens
+        reset = 0 if missing <= 0 or self.rate <= 0 else math.ceil(missing / self.rate)
+        return int(bucket.tokens), reset
+
     def wait(self, key: str) -> float:
         now = self._clock()
         bucket = self._buckets.get(key)
@@ -140,6 +149,18 @@ class Limits:
         wait = self.api.take(tenant)
         if wait:
             raise TooManyRequests("API rate limit exceeded", retry_after=_seconds(wait))
+
+    def api_headers(self, tenant: str) -> dict[str, str]:
+        """``RateLimit`` and ``RateLimit-Policy`` (draft-ietf-httpapi-ratelimit-headers) of
+        the tenant's API bucket: ``q`` requests per ``w`` seconds (the burst, refilled at
+        the rate), ``r`` left now, ``t`` seconds until the bucket is full again."""
+        remaining, reset = self.api.state(tenant)
+        burst = self.api.burst
+        window = math.ceil(burst / self.api.rate) if self.api.rate > 0 else 0
+        return {
+            "RateLimit-Policy": f'"api";q={int(burst)};w={window}',
+            "RateLimit": f'"api";r={remaining};t={reset}',
+        }
 
     def check_invoke(self, namespace: str) -> None:
         wait = self.invoke.take(namespace)

@@ -810,3 +810,32 @@ async def test_a_review_decision_releases_or_rejects_only_the_held_code(
     rejected = await backend.get_function(tenant_namespace, "held")
     assert rejected.status.phase is Phase.REJECTED
     assert rejected.status.message == "rejected by the provider's review: mines coins"
+
+
+async def test_resource_version_is_the_custom_resources(
+    backend: KubernetesBackend, kube_api: client.ApiClient, tenant_namespace: str
+) -> None:
+    """Kubernetes mode: the API's resource_version (the ETag) is metadata.resourceVersion,
+    and it changes when anyone writes the resource, its status included."""
+    created = await backend.put_function(tenant_namespace, "versioned", SPEC)
+    raw = read_cr(kube_api, tenant_namespace, "versioned")
+    assert created.resource_version == raw["metadata"]["resourceVersion"]
+    patch_status(kube_api, tenant_namespace, "versioned", {"phase": "Building"})
+    now = read_cr(kube_api, tenant_namespace, "versioned")["metadata"]["resourceVersion"]
+    assert now != created.resource_version
+    assert (await backend.get_function(tenant_namespace, "versioned")).resource_version == now
+    listed = await backend.list_functions(tenant_namespace)
+    assert [(f.name, f.resource_version) for f in listed] == [("versioned", now)]
+
+    _require_crd(kube_api, f"triggers.{GROUP}")
+    spec = TriggerSpec.model_validate({"type": "cron", "function": "fn", "schedule": "0 0 * * *"})
+    trigger, _ = await backend.put_trigger(tenant_namespace, "nightly", spec)
+    raw_trigger = custom(kube_api).get_namespaced_custom_object(
+        GROUP, VERSION, tenant_namespace, "triggers", "nightly"
+    )
+    assert trigger.resource_version == raw_trigger["metadata"]["resourceVersion"]
+    job, _ = await backend.put_job(tenant_namespace, "once", JobSpec(function="fn", run_id=0))
+    assert job.resource_version
+    assert (await backend.get_job(tenant_namespace, "once")).resource_version == (
+        job.resource_version
+    )

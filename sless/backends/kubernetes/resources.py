@@ -78,6 +78,11 @@ def _phase(value: Any) -> Phase:
         return Phase.PENDING
 
 
+def _resource_version(metadata: dict[str, Any]) -> str | None:
+    value = metadata.get("resourceVersion")
+    return str(value) if value else None
+
+
 def function_from_body(body: dict[str, Any]) -> Function:
     """The API's view of a Function resource; ``Invalid`` when its spec does not parse."""
     metadata = body.get("metadata") or {}
@@ -93,6 +98,7 @@ def function_from_body(body: dict[str, Any]) -> Function:
     return Function(
         name=name,
         namespace=str(metadata.get("namespace", "")),
+        resource_version=_resource_version(metadata),
         spec=spec,
         status=FunctionStatus(
             phase=_phase(status.get("phase")),
@@ -160,6 +166,7 @@ def trigger_from_body(body: dict[str, Any]) -> Trigger:
     return Trigger(
         name=name,
         namespace=str(metadata.get("namespace", "")),
+        resource_version=_resource_version(metadata),
         spec=spec,
         status=_status_of(TriggerStatus, body),
     )
@@ -176,6 +183,7 @@ def job_from_body(body: dict[str, Any]) -> FunctionJob:
     return FunctionJob(
         name=name,
         namespace=str(metadata.get("namespace", "")),
+        resource_version=_resource_version(metadata),
         spec=spec,
         status=_status_of(FunctionJobStatus, body),
     )

@@ -5,12 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Request, Response
+from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from sless.gateway.audit import note
 from sless.gateway.deps import AdminDep, PlatformDep
+from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
+from sless.gateway.idempotency import REPLAYED_HEADER
+from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
+from sless.gateway.schema import ERRORS, page_model
 from sless.models import TenantName, namespace_for
 from sless.tenancy import Principal
 
@@ -19,7 +24,7 @@ log = logging.getLogger(__name__)
 #: and answer 500; found by the fuzzer, tests/fuzz/)
 RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
-router = APIRouter(prefix="/v1/admin")
+router = APIRouter(prefix="/v1/admin", responses=ERRORS)
 
 
 class TenantCreate(BaseModel):
@@ -32,27 +37,51 @@ class TokenCreate(BaseModel):
     description: str = ""
 
 
+#: the namespace of the provider admin's Idempotency-Key records
+_ADMIN_KEYS = ""
+
+
 @router.post("/tenants", status_code=201)
 async def create_tenant(
-    body: TenantCreate, _admin: AdminDep, platform: PlatformDep, request: Request
-) -> dict[str, Any]:
+    body: TenantCreate,
+    _admin: AdminDep,
+    platform: PlatformDep,
+    request: Request,
+    idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
+) -> JSONResponse:
+    """Onboard a tenant; its first token is in the answer, once. With ``Idempotency-Key``
+    a retry (the answer was lost) gets the same answer, token included, and onboards
+    nothing; the stored answer is sealed with the key (``sless.gateway.idempotency``)."""
     note(request, target_namespace=namespace_for(body.name), target_name=body.name)
-    created = await platform.tenancy.onboard(body.name)
-    return {
-        "tenant": created.tenant.name,
-        "namespace": created.tenant.namespace,
-        "token": created.token,
-    }
+
+    async def work() -> tuple[int, Any]:
+        created = await platform.tenancy.onboard(body.name)
+        return 201, {
+            "tenant": created.tenant.name,
+            "namespace": created.tenant.namespace,
+            "token": created.token,
+        }
+
+    status, view, replayed = await platform.idempotency.run(
+        _ADMIN_KEYS, "onboard", idempotency_key, body.model_dump_json().encode(), work
+    )
+    response = JSONResponse(view, status_code=status)
+    if replayed:
+        response.headers[REPLAYED_HEADER] = "true"
+    return response
 
 
-@router.get("/tenants")
-async def list_tenants(_admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get("/tenants", response_model=page_model("TenantPage", "tenants", total=True))
+async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+    """In name order; ``total`` is exact."""
     tenants = await platform.tenancy.tenants.list()
+    pager = platform.pager("tenants", None, page)
+    rows, fields = pager.page_by_name("tenants", tenants, lambda t: t.name)
     items = [
         {"tenant": t.name, "namespace": t.namespace, "created_at": t.created_at.isoformat()}
-        for t in tenants
+        for t in rows
     ]
-    return {"tenants": items, "count": len(items)}
+    return {"tenants": items, **fields}
 
 
 @router.delete("/tenants/{tenant}")
@@ -61,6 +90,7 @@ async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) ->
     await platform.backend.delete_namespace(namespace_for(tenant))
     await platform.backend.remove_tenant(tenant)
     await platform.tenancy.tenants.delete(tenant)
+    await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
     platform.tenancy.forget_cached()
     return {"deleted": tenant}
 
@@ -76,10 +106,18 @@ async def create_token(
     return {"id": created.row.id, "tenant": tenant, "token": created.token}
 
 
-@router.get("/tenants/{tenant}/tokens")
-async def list_tokens(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get(
+    "/tenants/{tenant}/tokens", response_model=page_model("TokenPage", "tokens", total=True)
+)
+async def list_tokens(
+    tenant: str, _admin: AdminDep, platform: PlatformDep, page: PageDep
+) -> dict[str, Any]:
+    """In id order (the order they were made); ``total`` is exact."""
     await platform.tenancy.tenants.get(tenant)
-    rows = await platform.tenancy.tokens.list_for_tenant(tenant)
+    tokens = await platform.tenancy.tokens.list_for_tenant(tenant)
+    pager = platform.pager("tokens", None, page, tenant=tenant)
+    # ids as zero-padded strings: name order is id order
+    rows, fields = pager.page_by_name("tokens", tokens, lambda r: f"{r.id:020d}")
     items = [
         {
             "id": r.id,
@@ -89,7 +127,7 @@ async def list_tokens(tenant: str, _admin: AdminDep, platform: PlatformDep) -> d
         }
         for r in rows
     ]
-    return {"tokens": items, "count": len(items)}
+    return {"tokens": items, **fields}
 
 
 @router.delete("/tenants/{tenant}/tokens/{token_id}")
@@ -114,13 +152,23 @@ def _review_view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@router.get("/reviews")
+@router.get("/reviews", response_model=page_model("ReviewPage", "reviews", total=False))
 async def list_reviews(
-    _admin: AdminDep, platform: PlatformDep, state: str | None = "pending"
+    _admin: AdminDep,
+    platform: PlatformDep,
+    page: PageDep,
+    state: Annotated[str | None, Query(max_length=20)] = "pending",
 ) -> dict[str, Any]:
-    """Uploads held for review (``state=pending``, the default), or all with ``state=``."""
-    rows = await platform.reviews.list(None if state == "all" else state)
-    return {"reviews": [_review_view(r) for r in rows], "count": len(rows)}
+    """Uploads held for review (``state=pending``, the default: oldest first), or all with
+    ``state=all`` (newest first). Keyset pages by id; no ``total``."""
+    wanted = None if state == "all" else state
+    pager = platform.pager("reviews", None, page, state=wanted)
+    position = pager.position()
+    after = int(position[0]) if position else None
+    rows = await platform.reviews.list(wanted, after=after, limit=page.limit + 1)
+    result = pager.page("reviews", rows, lambda r: [r["id"]])
+    result["reviews"] = [_review_view(r) for r in result["reviews"]]
+    return result
 
 
 async def _decide(

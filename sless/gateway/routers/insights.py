@@ -27,11 +27,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from sless.errors import Invalid, NotFound
-from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep
-from sless.gateway.routers.triggers import path_name
+from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, check_path_name
+from sless.gateway.schema import ERRORS
 from sless.store import invocation_buckets, verdict_buckets
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_LISTED = 500
@@ -62,7 +62,7 @@ async def tenant_invocation_stats(
         since=since,
         step_s=step_s,
         namespace=ns,
-        function=path_name(function) if function is not None else None,
+        function=check_path_name(function) if function is not None else None,
     )
     return {"since": since.isoformat(), "step_s": step_s, "buckets": buckets}
 
@@ -130,7 +130,7 @@ async def review_files(review_id: int, _admin: AdminDep, platform: PlatformDep) 
 @router.get("/namespaces/{ns}/functions/{name}/validation/files")
 async def validation_files(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
     """The function's stored code; the files its last report names come with their text."""
-    function = await platform.backend.get_function(ns, path_name(name))
+    function = await platform.backend.get_function(ns, check_path_name(name))
     report = function.status.validation
     code = function.spec.code
     if report is None or code is None or report.get("sha256") != code.sha256:

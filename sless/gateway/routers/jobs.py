@@ -12,16 +12,21 @@ import json
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response
-from fastapi.responses import PlainTextResponse
+from fastapi import APIRouter, Body, Header, Query, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from sless.errors import NotFound
-from sless.gateway.deps import NamespaceDep, PlatformDep
-from sless.gateway.routers.triggers import path_name, require_function
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
+from sless.gateway.idempotency import REPLAYED_HEADER
+from sless.gateway.paging import PageDep
+from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
+from sless.gateway.support import current_version, require_function
 from sless.models import FunctionJob, JobSpec
 from sless.store import QueueRepository, get_invocation
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def job_view(job: FunctionJob) -> dict[str, Any]:
@@ -29,49 +34,76 @@ def job_view(job: FunctionJob) -> dict[str, Any]:
     return data
 
 
-@router.get("/namespaces/{ns}/jobs")
-async def list_jobs(ns: NamespaceDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get("/namespaces/{ns}/jobs", response_model=page_model("JobPage", "jobs", total=True))
+async def list_jobs(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+    """In name order; ``total`` is exact."""
     jobs = await platform.backend.list_jobs(ns)
-    return {"jobs": [job_view(j) for j in jobs], "count": len(jobs)}
+    items, fields = platform.pager("jobs", ns, page).page_by_name("jobs", jobs, lambda j: j.name)
+    return {"jobs": [job_view(j) for j in items], **fields}
 
 
-@router.put("/namespaces/{ns}/jobs/{name}")
+@router.put("/namespaces/{ns}/jobs/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_job(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
-    response: Response,
     body: Annotated[dict[str, Any], Body()],
-) -> dict[str, Any]:
-    path_name(name)
+    if_match: IfMatchDep,
+    idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
+) -> JSONResponse:
+    """Create or change a job; a higher ``run_id`` starts a run. With ``Idempotency-Key``
+    a retry of the same request answers as the first did and starts nothing."""
     spec = JobSpec.model_validate(body)
-    await require_function(platform, ns, spec.function)
-    job, created = await platform.backend.put_job(ns, name, spec)
-    platform.events.job_changed()
-    response.status_code = 201 if created else 200
+
+    async def work() -> tuple[int, Any]:
+        await require_function(platform, ns, spec.function)
+        async with platform.tenancy.quotas.guard(ns):
+            if if_match is not None:
+                if_match.check(await current_version(platform, "job", ns, name))
+            job, created = await platform.backend.put_job(ns, name, spec)
+        platform.events.job_changed()
+        return (201 if created else 200), job_view(job)
+
+    request_body = json.dumps([ns, name, body], sort_keys=True).encode()
+    status, view, replayed = await platform.idempotency.run(
+        ns, "put_job", idempotency_key, request_body, work
+    )
+    response = JSONResponse(view, status_code=status)
+    if replayed:
+        response.headers[REPLAYED_HEADER] = "true"
+    set_etag(response, view.get("resource_version") if isinstance(view, dict) else None)
+    return response
+
+
+@router.get("/namespaces/{ns}/jobs/{name}", responses=with_etag())
+async def get_job(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+) -> dict[str, Any]:
+    job = await platform.backend.get_job(ns, name)
+    set_etag(response, job.resource_version)
     return job_view(job)
-
-
-@router.get("/namespaces/{ns}/jobs/{name}")
-async def get_job(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    return job_view(await platform.backend.get_job(ns, path_name(name)))
 
 
 @router.get("/namespaces/{ns}/jobs/{name}/logs", response_class=PlainTextResponse)
 async def get_job_logs(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
     tail: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
 ) -> str:
     """The recent output of the job's function (its runs and its other calls)."""
-    job = await platform.backend.get_job(ns, path_name(name))
+    job = await platform.backend.get_job(ns, name)
     return await platform.backend.logs(ns, job.spec.function, tail_bytes=tail)
 
 
 @router.delete("/namespaces/{ns}/jobs/{name}")
-async def delete_job(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    await platform.backend.delete_job(ns, path_name(name))
+async def delete_job(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+) -> dict[str, Any]:
+    async with platform.tenancy.quotas.guard(ns):
+        if if_match is not None:
+            if_match.check(await current_version(platform, "job", ns, name))
+        await platform.backend.delete_job(ns, name)
     return {"deleted": name}
 
 

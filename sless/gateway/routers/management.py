@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import PlainTextResponse
 
-from sless.errors import Invalid
-from sless.gateway.deps import NamespaceDep, PlatformDep, PrincipalDep
-from sless.models import Function, FunctionSpec, check_name
+from sless.errors import BadRequest, Invalid
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
+from sless.gateway.paging import PageDep
+from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
+from sless.models import Function, FunctionSpec
 from sless.store import list_invocations
 
-router = APIRouter(prefix="/v1")
-
-
-def _name(name: str) -> str:
-    try:
-        return check_name(name)
-    except ValueError as e:
-        raise Invalid(f"invalid name {name[:80]!r}: {e}") from None
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def function_view(function: Function, public_url: str) -> dict[str, Any]:
@@ -36,22 +33,28 @@ async def whoami(principal: PrincipalDep) -> dict[str, Any]:
     return {"tenant": principal.tenant, "namespace": principal.namespace}
 
 
-@router.get("/namespaces/{ns}/functions")
-async def list_functions(ns: NamespaceDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get(
+    "/namespaces/{ns}/functions",
+    response_model=page_model("FunctionPage", "functions", total=True),
+)
+async def list_functions(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+    """In name order; ``total`` is exact (the namespace's functions are few)."""
     functions = await platform.backend.list_functions(ns)
+    pager = platform.pager("functions", ns, page)
+    items, fields = pager.page_by_name("functions", functions, lambda f: f.name)
     url = platform.public_url
-    return {"functions": [function_view(f, url) for f in functions], "count": len(functions)}
+    return {"functions": [function_view(f, url) for f in items], **fields}
 
 
-@router.put("/namespaces/{ns}/functions/{name}")
+@router.put("/namespaces/{ns}/functions/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_function(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
+    if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    _name(name)
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
     spec = FunctionSpec.model_validate(body)
@@ -60,27 +63,42 @@ async def put_function(
     # see the last free slot (sless/tenancy/quotas.py)
     async with quotas.guard(ns):
         current = await platform.backend.list_functions(ns)
+        existing = next((f for f in current if f.name == name), None)
+        if if_match is not None:
+            # under the tenant's write lock: of two racing writers one sees the other's write
+            if_match.check(existing.resource_version if existing else None)
         quotas.check_function(current, name, spec)
-        response.status_code = 200 if any(f.name == name for f in current) else 201
+        response.status_code = 200 if existing is not None else 201
         function = await platform.backend.put_function(ns, name, spec)
+    set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
 
 
-@router.get("/namespaces/{ns}/functions/{name}")
-async def get_function(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, _name(name))
+@router.get("/namespaces/{ns}/functions/{name}", responses=with_etag())
+async def get_function(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+) -> dict[str, Any]:
+    function = await platform.backend.get_function(ns, name)
+    set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
 
 
 @router.delete("/namespaces/{ns}/functions/{name}")
-async def delete_function(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    await platform.backend.delete_function(ns, _name(name))
+async def delete_function(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+) -> dict[str, Any]:
+    if if_match is None:
+        await platform.backend.delete_function(ns, name)
+    else:
+        async with platform.tenancy.quotas.guard(ns):
+            if_match.check((await platform.backend.get_function(ns, name)).resource_version)
+            await platform.backend.delete_function(ns, name)
     return {"deleted": name}
 
 
 @router.get("/namespaces/{ns}/functions/{name}/validation")
-async def get_validation(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, _name(name))
+async def get_validation(ns: NamespaceDep, name: NameDep, platform: PlatformDep) -> dict[str, Any]:
+    function = await platform.backend.get_function(ns, name)
     if function.status.validation is None:
         return {"verdict": None, "findings": [], "message": "no upload validated yet"}
     return function.status.validation
@@ -89,25 +107,64 @@ async def get_validation(ns: NamespaceDep, name: str, platform: PlatformDep) -> 
 @router.get("/namespaces/{ns}/functions/{name}/logs", response_class=PlainTextResponse)
 async def get_logs(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
     tail: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
 ) -> str:
-    return await platform.backend.logs(ns, _name(name), tail_bytes=tail)
+    return await platform.backend.logs(ns, name, tail_bytes=tail)
 
 
-@router.get("/namespaces/{ns}/invocations")
+StatusClass = Literal["2xx", "3xx", "4xx", "5xx"]
+AsyncState = Literal["queued", "running", "succeeded", "failed", "dead"]
+
+
+@router.get(
+    "/namespaces/{ns}/invocations",
+    response_model=page_model("InvocationPage", "invocations", total=False),
+)
 async def get_invocations(
     ns: NamespaceDep,
     platform: PlatformDep,
-    function: str | None = None,
-    since: datetime | None = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    page: PageDep,
+    function: Annotated[str | None, Query(max_length=100)] = None,
+    since: Annotated[datetime | None, Query(description="started at or after")] = None,
+    until: Annotated[datetime | None, Query(description="started before")] = None,
+    status: Annotated[StatusClass | None, Query(description="status class")] = None,
+    state: Annotated[AsyncState | None, Query(description="async calls in this state")] = None,
 ) -> dict[str, Any]:
+    """Newest first, by ``(started_at, id)``: a keyset page. No ``total`` (not cheap)."""
     if function is not None:
-        _name(function)
-    rows = await list_invocations(platform.db, ns, function=function, since=since, limit=limit)
-    for row in rows:
+        check_path_name(function)
+    since, until = _aware(since), _aware(until)
+    filters = {"function": function, "since": since, "until": until, "status": status}
+    pager = platform.pager("invocations", ns, page, state=state, **filters)
+    position = pager.position()
+    after = None
+    if position is not None:
+        try:
+            after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
+        except (IndexError, TypeError, ValueError):
+            raise BadRequest("invalid cursor") from None
+    rows = await list_invocations(
+        platform.db,
+        ns,
+        function=function,
+        since=since,
+        until=until,
+        status_class=status,
+        async_state=state,
+        after=after,
+        limit=page.limit + 1,
+    )
+    result = pager.page("invocations", rows, lambda r: [r["started_at"].isoformat(), str(r["id"])])
+    for row in result["invocations"]:
         row["id"] = str(row["id"])
         row["started_at"] = row["started_at"].isoformat()
-    return {"invocations": rows, "count": len(rows)}
+    return result
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """A time without a zone is UTC."""
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment

@@ -13,12 +13,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from sless.errors import Invalid
-from sless.gateway.deps import NamespaceDep, PlatformDep
-from sless.gateway.routers.triggers import path_name
+from sless.errors import Invalid, NotFound
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.paging import PageDep
+from sless.gateway.platform import Platform
+from sless.gateway.preconditions import IfMatch, IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.store import SecretRepository
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 MAX_SECRET_BYTES = 8 * 1024
 
@@ -40,34 +43,62 @@ def _parse(body: dict[str, Any]) -> SecretStr:
     return value
 
 
-@router.get("/namespaces/{ns}/secrets")
-async def list_secrets(ns: NamespaceDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get(
+    "/namespaces/{ns}/secrets",
+    response_model=page_model("SecretPage", "secrets", total=True),
+)
+async def list_secrets(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+    """In name order; ``total`` is exact (a tenant has few secrets)."""
     secrets = await SecretRepository(platform.db).list_all(ns)
-    return {"secrets": [s.view() for s in secrets], "count": len(secrets)}
+    pager = platform.pager("secrets", ns, page)
+    items, fields = pager.page_by_name("secrets", secrets, lambda s: s.name)
+    return {"secrets": [s.view() for s in items], **fields}
 
 
-@router.put("/namespaces/{ns}/secrets/{name}")
+async def _check(platform: Platform, ns: str, name: str, if_match: IfMatch) -> None:
+    try:
+        current = (await SecretRepository(platform.db).get(ns, name)).resource_version
+    except NotFound:
+        current = None
+    if_match.check(current)
+
+
+@router.put("/namespaces/{ns}/secrets/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_secret(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
+    if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    path_name(name)
-    info, created = await SecretRepository(platform.db).put(ns, name, _parse(body))
+    value = _parse(body)
+    async with platform.tenancy.quotas.guard(ns):
+        if if_match is not None:
+            await _check(platform, ns, name, if_match)
+        info, created = await SecretRepository(platform.db).put(ns, name, value)
     platform.events.trigger_changed()  # a consumer using it reconnects with the new value
     response.status_code = 201 if created else 200
+    set_etag(response, info.resource_version)
     return info.view()
 
 
-@router.get("/namespaces/{ns}/secrets/{name}")
-async def get_secret(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    return (await SecretRepository(platform.db).get(ns, path_name(name))).view()
+@router.get("/namespaces/{ns}/secrets/{name}", responses=with_etag())
+async def get_secret(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+) -> dict[str, Any]:
+    info = await SecretRepository(platform.db).get(ns, name)
+    set_etag(response, info.resource_version)
+    return info.view()
 
 
 @router.delete("/namespaces/{ns}/secrets/{name}")
-async def delete_secret(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    await SecretRepository(platform.db).delete(ns, path_name(name))
+async def delete_secret(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+) -> dict[str, Any]:
+    async with platform.tenancy.quotas.guard(ns):
+        if if_match is not None:
+            await _check(platform, ns, name, if_match)
+        await SecretRepository(platform.db).delete(ns, name)
     platform.events.trigger_changed()
     return {"deleted": name}

@@ -20,19 +20,16 @@ from pydantic import ValidationError
 
 from sless.errors import Invalid, NotFound
 from sless.events import BrokerUrlRefused, check_broker_scheme, check_schedule, next_tick
-from sless.gateway.deps import NamespaceDep, PlatformDep
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
-from sless.models import RabbitMQSource, Trigger, TriggerSpec, check_name
+from sless.gateway.preconditions import IfMatchDep, set_etag
+from sless.gateway.schema import ERRORS, page_model, with_etag
+from sless.gateway.support import current_version, require_function
+from sless.models import RabbitMQSource, Trigger, TriggerSpec
 from sless.store import SecretRepository
 
-router = APIRouter(prefix="/v1")
-
-
-def path_name(name: str) -> str:
-    try:
-        return check_name(name)
-    except ValueError as e:
-        raise Invalid(f"invalid name {name[:80]!r}: {e}") from None
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 def trigger_view(trigger: Trigger) -> dict[str, Any]:
@@ -68,29 +65,27 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
         raise Invalid(f"url_secret: secret {source.url_secret!r}: {e}") from None
 
 
-async def require_function(platform: Platform, namespace: str, function: str) -> None:
-    """A trigger or job must name an existing function of the same namespace (422)."""
-    try:
-        await platform.backend.get_function(namespace, function)
-    except NotFound:
-        raise Invalid(f"function {function!r} not found in namespace {namespace!r}") from None
-
-
-@router.get("/namespaces/{ns}/triggers")
-async def list_triggers(ns: NamespaceDep, platform: PlatformDep) -> dict[str, Any]:
+@router.get(
+    "/namespaces/{ns}/triggers",
+    response_model=page_model("TriggerPage", "triggers", total=True),
+)
+async def list_triggers(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+    """In name order; ``total`` is exact."""
     triggers = await platform.backend.list_triggers(ns)
-    return {"triggers": [trigger_view(t) for t in triggers], "count": len(triggers)}
+    pager = platform.pager("triggers", ns, page)
+    items, fields = pager.page_by_name("triggers", triggers, lambda t: t.name)
+    return {"triggers": [trigger_view(t) for t in items], **fields}
 
 
-@router.put("/namespaces/{ns}/triggers/{name}")
+@router.put("/namespaces/{ns}/triggers/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_trigger(
     ns: NamespaceDep,
-    name: str,
+    name: NameDep,
     platform: PlatformDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
+    if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    path_name(name)
     allow_seconds = platform.settings.events.allow_seconds_field
     spec = TriggerSpec.model_validate(body, context={"allow_seconds": allow_seconds})
     if spec.type == "rabbitmq":
@@ -98,19 +93,32 @@ async def put_trigger(
     if spec.type == "cron":
         check_schedule(spec, now=datetime.now(UTC))
     await require_function(platform, ns, spec.function)
-    trigger, created = await platform.backend.put_trigger(ns, name, spec)
+    async with platform.tenancy.quotas.guard(ns):
+        if if_match is not None:
+            if_match.check(await current_version(platform, "trigger", ns, name))
+        trigger, created = await platform.backend.put_trigger(ns, name, spec)
     platform.events.trigger_changed()
     response.status_code = 201 if created else 200
+    set_etag(response, trigger.resource_version)
     return trigger_view(trigger)
 
 
-@router.get("/namespaces/{ns}/triggers/{name}")
-async def get_trigger(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    return trigger_view(await platform.backend.get_trigger(ns, path_name(name)))
+@router.get("/namespaces/{ns}/triggers/{name}", responses=with_etag())
+async def get_trigger(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+) -> dict[str, Any]:
+    trigger = await platform.backend.get_trigger(ns, name)
+    set_etag(response, trigger.resource_version)
+    return trigger_view(trigger)
 
 
 @router.delete("/namespaces/{ns}/triggers/{name}")
-async def delete_trigger(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    await platform.backend.delete_trigger(ns, path_name(name))
+async def delete_trigger(
+    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+) -> dict[str, Any]:
+    async with platform.tenancy.quotas.guard(ns):
+        if if_match is not None:
+            if_match.check(await current_version(platform, "trigger", ns, name))
+        await platform.backend.delete_trigger(ns, name)
     platform.events.trigger_changed()
     return {"deleted": name}

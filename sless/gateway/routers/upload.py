@@ -14,19 +14,21 @@ import hashlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 
 from sless.errors import PayloadTooLarge, ValidationRejected
-from sless.gateway.deps import NamespaceDep, PlatformDep
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
+from sless.gateway.idempotency import REPLAYED_HEADER, check_key
 from sless.gateway.platform import Platform
-from sless.gateway.routers.management import _name
+from sless.gateway.schema import ERRORS
 from sless.models import CodeRef, Function, Phase
 from sless.validation import Report, Verdict
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", responses=ERRORS)
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -71,14 +73,39 @@ async def validate_upload(
 
 
 @router.post("/namespaces/{ns}/functions/{name}/upload", status_code=202)
-async def upload(ns: NamespaceDep, name: str, request: Request, platform: PlatformDep) -> Any:
-    function = await platform.backend.get_function(ns, _name(name))
+async def upload(
+    ns: NamespaceDep,
+    name: NameDep,
+    request: Request,
+    platform: PlatformDep,
+    idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
+) -> JSONResponse:
+    """Upload the function's code (a zip). With ``Idempotency-Key`` a retry of the same
+    upload answers as the first did without validating or building again; a rejected or
+    failed upload keeps no record (a retry does the work)."""
+    check_key(idempotency_key)  # both before reading 50 MB
+    await platform.backend.get_function(ns, name)
     data = await read_body(request, platform.settings.gateway.max_upload_bytes)
+    status, body, replayed = await platform.idempotency.run(
+        ns,
+        "upload",
+        idempotency_key,
+        f"{ns}\0{name}\0".encode() + hashlib.sha256(data).digest(),
+        lambda: _upload(platform, ns, name, data),
+    )
+    response = JSONResponse(body, status_code=status)
+    if replayed:
+        response.headers[REPLAYED_HEADER] = "true"
+    return response
+
+
+async def _upload(platform: Platform, ns: str, name: str, data: bytes) -> tuple[int, Any]:
+    function = await platform.backend.get_function(ns, name)
     sha256 = hashlib.sha256(data).hexdigest()
     code = function.spec.code
     if code is not None and code.sha256 == sha256 and function.status.phase is not Phase.FAILED:
         # the same code again: nothing to validate, store or build
-        return {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
+        return 202, {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
     quotas = platform.tenancy.quotas
     # refused early, before validation work, then checked again under the tenant's lock
     quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
@@ -107,4 +134,4 @@ async def upload(ns: NamespaceDep, name: str, request: Request, platform: Platfo
     }
     if report.verdict is Verdict.REVIEW:
         body["review_id"] = await platform.reviews.open(ns, name, sha256, summary)
-    return JSONResponse(body, status_code=202)
+    return 202, body

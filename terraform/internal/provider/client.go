@@ -44,6 +44,12 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
 }
 
+// IsPreconditionFailed reports whether err is a 412: an If-Match named a stale version.
+func IsPreconditionFailed(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusPreconditionFailed
+}
+
 // IsRouteNotFound reports whether err is the gateway's answer for a path it has no route
 // for (Starlette's "Not Found"), as opposed to a missing object ("function x not found").
 func IsRouteNotFound(err error) bool {
@@ -63,6 +69,11 @@ func NewClient(endpoint, token, userAgent string) *Client {
 }
 
 func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, out any) (int, error) {
+	return c.doWith(ctx, method, path, contentType, body, out, nil)
+}
+
+// doWith is do with extra request headers (If-Match).
+func (c *Client) doWith(ctx context.Context, method, path, contentType string, body []byte, out any, headers map[string]string) (int, error) {
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
@@ -78,6 +89,9 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
@@ -210,18 +224,63 @@ type Function struct {
 	Spec      FunctionSpecView `json:"spec"`
 	Status    FunctionStatus   `json:"status"`
 	URL       string           `json:"url"`
+	// ResourceVersion changes on every write of the function; sent back as If-Match.
+	ResourceVersion string `json:"resource_version"`
 }
 
-func (c *Client) PutFunction(ctx context.Context, name string, spec FunctionSpec) (*Function, error) {
+// ETag is the function's resource_version as an entity tag ("" when unknown).
+func (f *Function) ETag() string {
+	if f.ResourceVersion == "" {
+		return ""
+	}
+	return `"` + f.ResourceVersion + `"`
+}
+
+// PutFunction is PUT .../functions/{name}; with ifMatch (an ETag), only if the function
+// is still at that version (else an APIError with Status 412).
+func (c *Client) PutFunction(ctx context.Context, name string, spec FunctionSpec, ifMatch string) (*Function, error) {
 	body, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
 	}
+	var headers map[string]string
+	if ifMatch != "" {
+		headers = map[string]string{"If-Match": ifMatch}
+	}
 	var f Function
-	if _, err := c.do(ctx, http.MethodPut, c.nsPath("functions", name), "application/json", body, &f); err != nil {
+	if _, err := c.doWith(ctx, http.MethodPut, c.nsPath("functions", name), "application/json", body, &f, headers); err != nil {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// ListFunctionNames walks every page of GET .../functions (the cursor) and returns the
+// names in order.
+func (c *Client) ListFunctionNames(ctx context.Context) ([]string, error) {
+	var names []string
+	cursor := ""
+	for {
+		q := url.Values{"limit": {"1000"}}
+		if cursor != "" {
+			q.Set("cursor", cursor)
+		}
+		var page struct {
+			Functions []struct {
+				Name string `json:"name"`
+			} `json:"functions"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if _, err := c.do(ctx, http.MethodGet, c.nsPath("functions", "")+"?"+q.Encode(), "", nil, &page); err != nil {
+			return nil, err
+		}
+		for _, f := range page.Functions {
+			names = append(names, f.Name)
+		}
+		if page.NextCursor == nil || *page.NextCursor == "" {
+			return names, nil
+		}
+		cursor = *page.NextCursor
+	}
 }
 
 func (c *Client) GetFunction(ctx context.Context, name string) (*Function, error) {

@@ -164,3 +164,48 @@ func (d *whoamiDataSource) Read(ctx context.Context, _ datasource.ReadRequest, r
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
+
+// NewFunctionsDataSource is the sless_functions data source.
+func NewFunctionsDataSource() datasource.DataSource { return &functionsDataSource{} }
+
+type functionsDataSource struct{ client *Client }
+
+type functionsModel struct {
+	ID    types.String `tfsdk:"id"`
+	Names types.List   `tfsdk:"names"`
+}
+
+func (d *functionsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_functions"
+}
+
+func (d *functionsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		Description: "The names of every function of the namespace, in name order (GET .../functions, every page: the provider follows `next_cursor`).",
+		Attributes: map[string]schema.Attribute{
+			"id":    schema.StringAttribute{Computed: true, Description: "The namespace."},
+			"names": schema.ListAttribute{Computed: true, ElementType: types.StringType, Description: "The functions' names."},
+		},
+	}
+}
+
+func (d *functionsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	c, problem := clientFrom(req.ProviderData)
+	if problem != "" {
+		resp.Diagnostics.AddError("Provider not configured", problem)
+		return
+	}
+	d.client = c
+}
+
+func (d *functionsDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	names, err := d.client.ListFunctionNames(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot list functions", apiMessage(err))
+		return
+	}
+	list, diags := types.ListValueFrom(ctx, types.StringType, names)
+	resp.Diagnostics.Append(diags...)
+	m := functionsModel{ID: types.StringValue(d.client.Namespace), Names: list}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -403,7 +403,7 @@ func (r *functionResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.deploy(ctx, &plan, &resp.State, &resp.Diagnostics, true)
+	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, true, "")
 }
 
 func (r *functionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -412,18 +412,38 @@ func (r *functionResource) Update(ctx context.Context, req resource.UpdateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.deploy(ctx, &plan, &resp.State, &resp.Diagnostics, false)
+	// the version Terraform last read: a change made since by someone else is a 412, shown
+	// as drift, never overwritten
+	etag, d := req.Private.GetKey(ctx, etagKey)
+	resp.Diagnostics.Append(d...)
+	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, false, string(etag))
 }
 
 type stateSetter interface {
 	Set(ctx context.Context, val any) diag.Diagnostics
 }
 
+// privateSetter is the resource's private state (kept by Terraform, never shown).
+type privateSetter interface {
+	SetKey(ctx context.Context, key string, value []byte) diag.Diagnostics
+}
+
+// etagKey holds, in private state, the function's ETag when Terraform last read it (a
+// JSON string: the ETag's own quotes).
+const etagKey = "etag"
+
+func rememberETag(ctx context.Context, private privateSetter, f *Function) diag.Diagnostics {
+	if private == nil || f.ETag() == "" {
+		return nil
+	}
+	return private.SetKey(ctx, etagKey, []byte(f.ETag()))
+}
+
 // deploy puts the spec, uploads the code if its sha256 is not what the gateway has, and
 // waits for Ready. On failure after the function exists it records what the gateway
 // reports, so a failed create leaves a tainted resource and a failed update a state that
 // plans the change again.
-func (r *functionResource) deploy(ctx context.Context, plan *functionModel, state stateSetter, diags *diag.Diagnostics, creating bool) {
+func (r *functionResource) deploy(ctx context.Context, plan *functionModel, state stateSetter, private privateSetter, diags *diag.Diagnostics, creating bool, ifMatch string) {
 	name := plan.Name.ValueString()
 	code, err := LoadCode(plan.SourceDir.ValueString(), plan.ZipFile.ValueString())
 	if err != nil {
@@ -447,7 +467,13 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 			return
 		}
 	}
-	f, err := r.client.PutFunction(ctx, name, spec)
+	f, err := r.client.PutFunction(ctx, name, spec, ifMatch)
+	if IsPreconditionFailed(err) {
+		diags.AddError("Function "+name+" was changed outside Terraform",
+			"It changed since Terraform last read it (HTTP 412), and was not overwritten."+
+				" Run terraform plan again to see the drift, then apply.")
+		return
+	}
 	if err != nil {
 		diags.AddError("Cannot put function "+name, apiMessage(err))
 		return
@@ -489,6 +515,7 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 	}
 	diags.Append(applyRemote(ctx, plan, f)...)
 	diags.Append(state.Set(ctx, plan)...)
+	diags.Append(rememberETag(ctx, private, f)...)
 }
 
 // apiMessage is an error's text for a diagnostic: the API's own message first.
@@ -571,6 +598,7 @@ func (r *functionResource) Read(ctx context.Context, req resource.ReadRequest, r
 	}
 	resp.Diagnostics.Append(applyRemote(ctx, &state, f)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(rememberETag(ctx, resp.Private, f)...)
 }
 
 func (r *functionResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

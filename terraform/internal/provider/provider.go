@@ -118,7 +118,7 @@ func (p *slessProvider) Resources(_ context.Context) []func() resource.Resource 
 }
 
 func (p *slessProvider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{NewFunctionDataSource, NewWhoamiDataSource}
+	return []func() datasource.DataSource{NewFunctionDataSource, NewFunctionsDataSource, NewWhoamiDataSource}
 }
 
 // clientFrom turns provider data into the client, or reports why it cannot.

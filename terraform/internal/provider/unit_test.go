@@ -175,7 +175,7 @@ func TestProviderSchemaValid(t *testing.T) {
 			t.Errorf("resource %s missing", name)
 		}
 	}
-	for _, name := range []string{"sless_function", "sless_whoami"} {
+	for _, name := range []string{"sless_function", "sless_functions", "sless_whoami"} {
 		if _, ok := resp.DataSourceSchemas[name]; !ok {
 			t.Errorf("data source %s missing", name)
 		}

@@ -1,0 +1,24 @@
+"""Helpers several routers share (no router imports another router's helpers)."""
+
+from __future__ import annotations
+
+from sless.errors import Invalid, NotFound
+from sless.gateway.platform import Platform
+
+
+async def require_function(platform: Platform, namespace: str, function: str) -> None:
+    """A trigger or job must name an existing function of the same namespace (422)."""
+    try:
+        await platform.backend.get_function(namespace, function)
+    except NotFound:
+        raise Invalid(f"function {function!r} not found in namespace {namespace!r}") from None
+
+
+async def current_version(platform: Platform, kind: str, namespace: str, name: str) -> str | None:
+    """The ``resource_version`` of a trigger or job now; None when there is none."""
+    try:
+        if kind == "trigger":
+            return (await platform.backend.get_trigger(namespace, name)).resource_version
+        return (await platform.backend.get_job(namespace, name)).resource_version
+    except NotFound:
+        return None
