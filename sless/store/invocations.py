@@ -107,7 +107,14 @@ _INSERT = (
     " ON CONFLICT (id) DO NOTHING"
 )
 #: the database errors that pass: the writer keeps the batch and tries again
-_TRANSIENT = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+_TRANSIENT = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    # asyncpg's state machine, when the server cuts a connection in the middle of a call
+    asyncpg.InternalClientError,
+    OSError,
+    TimeoutError,
+)
 
 
 async def insert_records(pool: asyncpg.Pool, batch: list[InvocationRecord]) -> int:
