@@ -2,6 +2,9 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -403,7 +406,7 @@ func (r *functionResource) Create(ctx context.Context, req resource.CreateReques
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, true, "")
+	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, true, lastRead{})
 }
 
 func (r *functionResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -416,7 +419,9 @@ func (r *functionResource) Update(ctx context.Context, req resource.UpdateReques
 	// as drift, never overwritten
 	etag, d := req.Private.GetKey(ctx, etagKey)
 	resp.Diagnostics.Append(d...)
-	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, false, string(etag))
+	read, d := req.Private.GetKey(ctx, specKey)
+	resp.Diagnostics.Append(d...)
+	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, false, lastRead{etag: string(etag), spec: string(read)})
 }
 
 type stateSetter interface {
@@ -429,21 +434,62 @@ type privateSetter interface {
 }
 
 // etagKey holds, in private state, the function's ETag when Terraform last read it (a
-// JSON string: the ETag's own quotes).
-const etagKey = "etag"
+// JSON string: the ETag's own quotes); specKey a digest of the spec it read then.
+const (
+	etagKey = "etag"
+	specKey = "spec_sha256"
+)
+
+// lastRead is what Terraform last read of the function (empty: nothing, e.g. a state
+// written by an older provider: the update then sends no If-Match).
+type lastRead struct {
+	etag string
+	spec string // a JSON string: the hex digest of the spec
+}
+
+// specDigest is a digest of the spec as the gateway returns it; the resource_version
+// also changes with the status (a build progressing), the spec only when someone writes it.
+func specDigest(f *Function) string {
+	data, _ := json.Marshal(f.Spec)
+	sum := sha256.Sum256(data)
+	return `"` + hex.EncodeToString(sum[:]) + `"`
+}
 
 func rememberETag(ctx context.Context, private privateSetter, f *Function) diag.Diagnostics {
 	if private == nil || f.ETag() == "" {
 		return nil
 	}
-	return private.SetKey(ctx, etagKey, []byte(f.ETag()))
+	diags := private.SetKey(ctx, etagKey, []byte(f.ETag()))
+	diags.Append(private.SetKey(ctx, specKey, []byte(specDigest(f)))...)
+	return diags
+}
+
+// putIfUnchanged puts the spec with If-Match. A 412 whose only cause is the status (the
+// spec is still the one Terraform read: a build went on meanwhile) is retried with the
+// new version; a changed spec is drift, reported and never overwritten.
+func (r *functionResource) putIfUnchanged(ctx context.Context, name string, spec FunctionSpec, last lastRead) (*Function, bool, error) {
+	etag := last.etag
+	for attempt := 0; ; attempt++ {
+		f, err := r.client.PutFunction(ctx, name, spec, etag)
+		if !IsPreconditionFailed(err) || attempt >= 5 {
+			return f, false, err
+		}
+		current, getErr := r.client.GetFunction(ctx, name)
+		if getErr != nil {
+			return nil, false, getErr
+		}
+		if last.spec == "" || specDigest(current) != last.spec {
+			return nil, true, err
+		}
+		etag = current.ETag()
+	}
 }
 
 // deploy puts the spec, uploads the code if its sha256 is not what the gateway has, and
 // waits for Ready. On failure after the function exists it records what the gateway
 // reports, so a failed create leaves a tainted resource and a failed update a state that
 // plans the change again.
-func (r *functionResource) deploy(ctx context.Context, plan *functionModel, state stateSetter, private privateSetter, diags *diag.Diagnostics, creating bool, ifMatch string) {
+func (r *functionResource) deploy(ctx context.Context, plan *functionModel, state stateSetter, private privateSetter, diags *diag.Diagnostics, creating bool, last lastRead) {
 	name := plan.Name.ValueString()
 	code, err := LoadCode(plan.SourceDir.ValueString(), plan.ZipFile.ValueString())
 	if err != nil {
@@ -467,8 +513,8 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 			return
 		}
 	}
-	f, err := r.client.PutFunction(ctx, name, spec, ifMatch)
-	if IsPreconditionFailed(err) {
+	f, drifted, err := r.putIfUnchanged(ctx, name, spec, last)
+	if drifted {
 		diags.AddError("Function "+name+" was changed outside Terraform",
 			"It changed since Terraform last read it (HTTP 412), and was not overwritten."+
 				" Run terraform plan again to see the drift, then apply.")
