@@ -83,6 +83,10 @@ class Backend(Protocol):
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
 
+    async def secret_changed(self, namespace: str, name: str) -> None:
+        """Secret ``name`` was written or deleted: roll what runs with its old value."""
+        ...
+
     def serving(self, namespace: str, name: str) -> FunctionSpec:
         """The spec that serves invocations; NotFound or NotReady. No I/O: hot path."""
         ...

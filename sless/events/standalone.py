@@ -33,7 +33,7 @@ from sless.backends import ClusterBackend, make_cluster_backend
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.sources import ClusterTriggers
-from sless.store import InvocationRecorder, SecretRepository, create_pool, migrate
+from sless.store import InvocationRecorder, SecretRepository, cipher_for, create_pool, migrate
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class EventsProcess:
             backend,
             recorder,
             triggers,
-            SecretRepository(db),
+            SecretRepository(db, cipher_for(settings)),
         )
         consumers.start()
         self.db, self.backend, self.recorder, self.consumers = db, backend, recorder, consumers

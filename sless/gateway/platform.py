@@ -17,6 +17,8 @@ from sless.store import (
     LLMReviewRepository,
     ReportRepository,
     ReviewRepository,
+    SecretRepository,
+    cipher_for,
     create_pool,
     make_blob_store,
     migrate,
@@ -56,6 +58,7 @@ class Platform:
     reviews: ReviewRepository
     recorder: InvocationRecorder
     events: Events
+    secrets: SecretRepository
 
     @classmethod
     async def start(
@@ -65,6 +68,8 @@ class Platform:
         *,
         on_admin_token: Callable[[str], None] | None = None,
     ) -> Platform:
+        # before anything else: production without a key refuses to start
+        cipher = cipher_for(settings)
         db = await create_pool(
             database_url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
         )
@@ -72,6 +77,10 @@ class Platform:
             applied = await migrate(db)
             if applied:
                 log.info("applied migrations %s", applied)
+            secrets = SecretRepository(db, cipher)
+            resealed = await secrets.reencrypt()
+            if resealed:
+                log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
             tenancy = Tenancy(db, settings.auth, settings.limits)
             generated = await tenancy.ensure_admin_token(
                 settings.admin.token.get_secret_value() if settings.admin.token else None
@@ -102,6 +111,7 @@ class Platform:
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
+            secrets=secrets,
         )
 
     @property

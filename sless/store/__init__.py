@@ -2,6 +2,7 @@
 
 from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
+from sless.store.crypto import SecretCipher, SecretKeyError, UndecryptableSecret, cipher_for
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
@@ -36,7 +37,9 @@ __all__ = [
     "ReportRepository",
     "ReviewRepository",
     "S3BlobStore",
+    "SecretCipher",
     "SecretInfo",
+    "SecretKeyError",
     "SecretRepository",
     "TenantLock",
     "TenantRepository",
@@ -45,6 +48,8 @@ __all__ = [
     "TokenRow",
     "TriggerRecord",
     "TriggerRepository",
+    "UndecryptableSecret",
+    "cipher_for",
     "create_pool",
     "get_invocation",
     "list_invocations",

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from sless.errors import Invalid
 from sless.gateway.deps import NamespaceDep, PlatformDep
 from sless.gateway.routers.triggers import path_name
-from sless.store import SecretRepository
 
 router = APIRouter(prefix="/v1")
 
@@ -42,7 +41,7 @@ def _parse(body: dict[str, Any]) -> SecretStr:
 
 @router.get("/namespaces/{ns}/secrets")
 async def list_secrets(ns: NamespaceDep, platform: PlatformDep) -> dict[str, Any]:
-    secrets = await SecretRepository(platform.db).list_all(ns)
+    secrets = await platform.secrets.list_all(ns)
     return {"secrets": [s.view() for s in secrets], "count": len(secrets)}
 
 
@@ -55,19 +54,21 @@ async def put_secret(
     body: Annotated[dict[str, Any], Body()],
 ) -> dict[str, Any]:
     path_name(name)
-    info, created = await SecretRepository(platform.db).put(ns, name, _parse(body))
+    info, created = await platform.secrets.put(ns, name, _parse(body))
     platform.events.trigger_changed()  # a consumer using it reconnects with the new value
+    await platform.backend.secret_changed(ns, name)  # functions using it restart with it
     response.status_code = 201 if created else 200
     return info.view()
 
 
 @router.get("/namespaces/{ns}/secrets/{name}")
 async def get_secret(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    return (await SecretRepository(platform.db).get(ns, path_name(name))).view()
+    return (await platform.secrets.get(ns, path_name(name))).view()
 
 
 @router.delete("/namespaces/{ns}/secrets/{name}")
 async def delete_secret(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
-    await SecretRepository(platform.db).delete(ns, path_name(name))
+    await platform.secrets.delete(ns, path_name(name))
     platform.events.trigger_changed()
+    await platform.backend.secret_changed(ns, name)
     return {"deleted": name}

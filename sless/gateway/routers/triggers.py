@@ -23,7 +23,6 @@ from sless.events import BrokerUrlRefused, check_broker_scheme, check_schedule, 
 from sless.gateway.deps import NamespaceDep, PlatformDep
 from sless.gateway.platform import Platform
 from sless.models import RabbitMQSource, Trigger, TriggerSpec, check_name
-from sless.store import SecretRepository
 
 router = APIRouter(prefix="/v1")
 
@@ -56,7 +55,7 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         raise Invalid(f"rabbitmq trigger: {where + ': ' if where else ''}{message}") from None
     try:
-        url, _ = await SecretRepository(platform.db).reveal(namespace, source.url_secret)
+        url, _ = await platform.secrets.reveal(namespace, source.url_secret)
     except NotFound:
         raise Invalid(
             f"url_secret: secret {source.url_secret!r} not found in namespace {namespace!r}"
