@@ -95,6 +95,11 @@ class Backend(Protocol):
         """The function has http triggers and all are disabled (``/fn/`` refuses). No I/O."""
         ...
 
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """``(namespace, name) → (instances, instances started, calls in flight)`` of the
+        serving versions this process knows, for metrics. No I/O."""
+        ...
+
     def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:
         """Lease an upstream for one invocation of the serving version."""
         ...

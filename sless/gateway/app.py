@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from sless.config import Settings
@@ -20,7 +19,16 @@ from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
-from sless.gateway.routers import admin, audit, jobs, management, secrets, triggers, upload
+from sless.gateway.routers import (
+    admin,
+    audit,
+    jobs,
+    management,
+    metrics,
+    secrets,
+    triggers,
+    upload,
+)
 
 
 class Gateway:
@@ -61,6 +69,7 @@ def create_app(
     api.include_router(jobs.router)
     api.include_router(secrets.router)
     api.include_router(audit.router)
+    api.include_router(metrics.router)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
@@ -70,16 +79,5 @@ def create_app(
     async def readyz(platform: PlatformDep) -> dict[str, str]:
         await platform.db.fetchval("SELECT 1")
         return {"status": "ready"}
-
-    @api.get("/metrics", include_in_schema=False, response_class=PlainTextResponse)
-    async def metrics(platform: PlatformDep) -> str:
-        recorder = platform.recorder
-        lines = [
-            "# TYPE sless_invocation_records_written_total counter",
-            f"sless_invocation_records_written_total {recorder.written}",
-            "# TYPE sless_invocation_records_dropped_total counter",
-            f"sless_invocation_records_dropped_total {recorder.dropped}",
-        ]
-        return "\n".join(lines) + "\n"
 
     return Gateway(api)

@@ -11,6 +11,7 @@ import asyncpg
 from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
+from sless.gateway.metrics import GatewayMetrics
 from sless.store import (
     BlobStore,
     InvocationRecorder,
@@ -59,6 +60,7 @@ class Platform:
     recorder: InvocationRecorder
     events: Events
     secrets: SecretRepository
+    metrics: GatewayMetrics
 
     @classmethod
     async def start(
@@ -112,6 +114,7 @@ class Platform:
             recorder=recorder,
             events=events,
             secrets=secrets,
+            metrics=GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions),
         )
 
     @property

@@ -91,6 +91,11 @@ class InvocationRecorder:
         self.written = 0
         self.failed_batches = 0
 
+    @property
+    def buffered(self) -> int:
+        """Records waiting to be written (for metrics)."""
+        return self._queue.qsize()
+
     def record(self, record: InvocationRecord) -> None:
         try:
             self._queue.put_nowait(record)

@@ -108,8 +108,17 @@ def test_the_value_appears_in_no_output(
     put_secret(acme, "dbpass", VALUE)
     deploy(acme, NS, "reader", READS_SECRET, SPEC)
     # a function whose import fails prints a traceback into its logs and its status
-    broken = {"handler.py": "import os\nraise RuntimeError('boom')\n"}
-    deploy(acme, NS, "broken", broken, SPEC, expect="Failed")
+    broken = {
+        "handler.py": (
+            "import os\n"
+            "def handle(event, context):\n"
+            "    return {}\n"
+            "raise RuntimeError('boom, with %d variables' % len(os.environ))\n"
+        )
+    }
+    failed = deploy(acme, NS, "broken", broken, SPEC, expect="Failed")
+    assert failed["status"]["phase"] == "Failed"
+    assert "boom" in failed["status"]["message"]
     assert httpx.get(f"{gateway.url}/fn/{NS}/reader").status_code == 200
     put_secret(acme, "dbpass", VALUE)  # a rewrite: rolls the workers, logs what it does
     base = f"/v1/namespaces/{NS}"
@@ -146,7 +155,8 @@ async def test_values_are_sealed_at_rest_and_rotate_to_a_new_key(
         await db.execute("INSERT INTO tenants (name, namespace) VALUES ('acme', $1)", NS)
         await SecretRepository(db, old).put(NS, "dbpass", SecretStr(VALUE))
         row = await db.fetchrow("SELECT value, key_id, sealed FROM secrets")
-        assert row["value"] is None and row["key_id"] == "k1"
+        assert row["value"] is None
+        assert row["key_id"] == "k1"
         assert VALUE.encode() not in bytes(row["sealed"])
         # a row from before encryption (plaintext) is sealed by the same pass
         await db.execute(

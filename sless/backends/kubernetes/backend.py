@@ -460,6 +460,10 @@ class KubernetesBackend:
 
     # -- logs --------------------------------------------------------------------------
 
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """Not known here yet: pods are the operator's (replicas are on the Deployment)."""
+        return {}
+
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Nothing runs with a secret's value in this mode yet (``put_function`` refuses
         ``secrets``); RabbitMQ consumers re-read theirs on their own."""

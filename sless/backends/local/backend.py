@@ -648,6 +648,9 @@ class LocalBackend:
         async with pool.lease() as upstream:
             yield upstream
 
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        return {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
+
     def pool(self, namespace: str, name: str) -> FunctionPool | None:
         return self._pools.get((namespace, name))
 
