@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,6 +27,8 @@ from tests.conftest import RunningGateway
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
+
+SLESS = str(Path(sys.executable).parent / "sless")
 
 NS = "sless-acme"
 VALUE = "hunter2-" + "s3cr3t-value-9f2c"
@@ -196,3 +201,29 @@ def test_development_generates_a_private_key_and_production_refuses(tmp_path: Pa
     with pytest.raises(Exception, match="32-byte keys") as caught:
         load_cipher(SecretStr("k1:c2hvcnQ="), tmp_path, production=True)
     assert "c2hvcnQ" not in str(caught.value)
+
+
+def test_sless_deploy_secret_sets_the_spec_field(gateway: RunningGateway, tmp_path: Path) -> None:
+    created = gateway.admin.post("/v1/admin/tenants", json={"name": "acme"})
+    token = created.json()["token"]
+    acme = gateway.client(token)
+    put_secret(acme, "dbpass", VALUE)
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "handler.py").write_text(READS_SECRET["handler.py"])
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+
+    def sless(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [SLESS, *args, "--url", gateway.url, "--token", token]
+        return subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+
+    result = sless("deploy", str(code), "--name", "reader", "--secret", "dbpass=DB_PASSWORD")
+    assert result.returncode == 0, result.stdout + result.stderr
+    spec = acme.get(f"/v1/namespaces/{NS}/functions/reader").json()["spec"]
+    assert spec["secrets"] == [{"name": "dbpass", "env": "DB_PASSWORD"}]
+    assert httpx.get(f"{gateway.url}/fn/{NS}/reader").json() == {"sha256": sha(VALUE)}
+    bad = sless("deploy", str(code), "--name", "x", "--secret", "dbpass")
+    assert bad.returncode != 0
+    assert "--secret takes NAME=ENV" in bad.stderr
