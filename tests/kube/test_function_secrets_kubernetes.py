@@ -88,3 +88,5 @@ def test_a_functions_secrets_become_its_own_secret_and_a_new_value_restamps_it(
     finally:
         admin.delete(f"/v1/admin/tenants/{tenant}")
         core.delete_namespace(namespace)
+        acme.close()
+        admin.close()
