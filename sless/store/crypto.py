@@ -106,7 +106,16 @@ def parse_keys(text: str) -> SecretCipher:
 
 
 def cipher_for(settings: Settings) -> SecretCipher:
-    """The cipher of a process's settings (``SLESS_SECRETS_KEYS``, or the development key)."""
+    """The cipher of a process's settings (``SLESS_SECRETS_KEYS``, or the development key).
+
+    Kubernetes mode needs the configured keys in development too: its gateway replicas and
+    ``sless events`` share one database but no data directory, so a generated key would
+    differ between them."""
+    if settings.backend == "kubernetes" and settings.secrets.keys is None:
+        raise SecretKeyError(
+            "SLESS_SECRETS_KEYS is not set: in Kubernetes mode every gateway replica and"
+            " sless events must share the key of the tenant secrets. " + KEYS_FORMAT_HINT
+        )
     return load_cipher(
         settings.secrets.keys, settings.data_dir, production=settings.environment == "production"
     )

@@ -21,7 +21,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from sless.store import SecretRepository, UndecryptableSecret, create_pool, migrate
+from sless.config import Settings
+from sless.store import (
+    SecretKeyError,
+    SecretRepository,
+    UndecryptableSecret,
+    cipher_for,
+    create_pool,
+    migrate,
+)
 from sless.store.crypto import load_cipher, parse_keys
 from tests.conftest import RunningGateway
 from tests.support import deploy
@@ -198,6 +206,9 @@ def test_development_generates_a_private_key_and_production_refuses(tmp_path: Pa
     assert load_cipher(None, tmp_path, production=False).primary == cipher.primary == "dev"
     with pytest.raises(Exception, match="SLESS_SECRETS_KEYS is not set"):
         load_cipher(None, tmp_path / "other", production=True)
+    kube = Settings(_env_file=None, backend="kubernetes", data_dir=tmp_path)  # type: ignore[call-arg]
+    with pytest.raises(SecretKeyError, match="every gateway replica and sless events"):
+        cipher_for(kube)
     with pytest.raises(Exception, match="32-byte keys") as caught:
         load_cipher(SecretStr("k1:c2hvcnQ="), tmp_path, production=True)
     assert "c2hvcnQ" not in str(caught.value)
