@@ -177,6 +177,8 @@ class GatewayMetrics:
         found = self._series.get(key)
         if found is not None:
             return found
+        # names past a bound are not remembered: a tenant minting names fills neither the
+        # table nor another tenant's share of it
         if len(self._series) >= MAX_FUNCTION_SERIES:
             key = (OTHER, OTHER)
         elif self._per_namespace.get(namespace, 0) >= self.max_per_namespace:
@@ -185,8 +187,6 @@ class GatewayMetrics:
         if found is None:
             found = self._series[key] = _Series(self, *key)
             self._per_namespace[key[0]] = self._per_namespace.get(key[0], 0) + 1
-        if key != (namespace, name) and len(self._series) < MAX_FUNCTION_SERIES:
-            self._series[(namespace, name)] = found  # later calls skip the checks above
         return found
 
     def record(self, namespace: str, name: str, status: int, seconds: float) -> None:

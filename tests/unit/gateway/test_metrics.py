@@ -45,3 +45,11 @@ def test_a_namespace_view_holds_only_its_own_series() -> None:
     )
     assert "sless-other" not in text
     assert "theirs" not in text
+
+
+def test_one_tenant_minting_names_leaves_room_for_the_others() -> None:
+    metrics = GatewayMetrics(max_functions_per_namespace=2)
+    for i in range(20_000):
+        metrics.record("sless-acme", f"fn-{i}", 200, 0.01)
+    metrics.record("sless-other", "theirs", 200, 0.01)
+    assert metrics.series_labels("sless-other", "theirs") == ("sless-other", "theirs")
