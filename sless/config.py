@@ -96,6 +96,25 @@ class AdminSettings(BaseModel):
     _check_token = field_validator("token")(check_configured_token)
 
 
+class MetricsSettings(BaseModel):
+    """``SLESS_METRICS_TOKEN``: a bearer token that may read ``/metrics`` (and nothing
+    else), for a scraper that should not hold the admin token. Same format rules as the
+    admin token."""
+
+    token: SecretStr | None = None
+
+    _check_token = field_validator("token")(check_configured_token)
+
+
+class SecretsSettings(BaseModel):
+    """``SLESS_SECRETS_KEYS``: ``id:base64key[,id:base64key...]``, the AES-256-GCM keys that
+    encrypt tenant secrets at rest; the first encrypts, all decrypt (sless/store/crypto.py).
+    Unset in development: a key is generated in the data dir; unset in production: refused.
+    """
+
+    keys: SecretStr | None = None
+
+
 #: signature algorithms a JWKS may be used with: asymmetric only. ``none`` and the HMAC
 #: family are never accepted: an HS256 token "signed" with the issuer's *public* key would
 #: otherwise verify (RFC 8725 section 2.1 and 3.1, CVE-2015-9235 "algorithm confusion").
@@ -444,6 +463,8 @@ class Settings(BaseSettings):
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     admin: AdminSettings = Field(default_factory=AdminSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     s3: S3Settings = Field(default_factory=S3Settings)

@@ -149,6 +149,32 @@ class CodeRef(BaseModel):
     size: int = Field(default=0, ge=0)
 
 
+def check_env_name(value: str) -> str:
+    """A name a function may set in its environment (not one the runtime or sandbox owns)."""
+    if not _ENV_NAME.match(value):
+        raise ValueError(f"invalid environment variable name {value[:64]!r}")
+    if value.upper().startswith(_RESERVED_ENV_PREFIXES):
+        raise ValueError(f"environment variable {value!r} is reserved")
+    return value
+
+
+#: how many secrets one function may name
+MAX_FUNCTION_SECRETS = 16
+
+
+class SecretRef(BaseModel):
+    """A secret of the function's own namespace, given to the function as ``env``.
+
+    Only a name: a secret of another namespace cannot be expressed (the namespace is always
+    the function's own), and the value never enters a spec, a CR or a status.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Name
+    env: Annotated[str, AfterValidator(check_env_name)]
+
+
 class FunctionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -175,6 +201,8 @@ class FunctionSpec(BaseModel):
     ) = None
     #: the name of a secret of the namespace whose value signs callbacks (HMAC-SHA256)
     callback_secret: Name | None = None
+    #: secrets of the namespace given to the function as environment variables
+    secrets: list[SecretRef] = Field(default_factory=list, max_length=MAX_FUNCTION_SECRETS)
     code: CodeRef | None = None
 
     @field_validator("entrypoint")
@@ -190,13 +218,26 @@ class FunctionSpec(BaseModel):
         if len(value) > 64:
             raise ValueError("at most 64 environment variables")
         for key, item in value.items():
-            if not _ENV_NAME.match(key):
-                raise ValueError(f"invalid environment variable name {key[:64]!r}")
-            if key.upper().startswith(_RESERVED_ENV_PREFIXES):
-                raise ValueError(f"environment variable {key!r} is reserved")
+            check_env_name(key)
             if len(item) > 4096:
                 raise ValueError(f"environment variable {key!r} is longer than 4096 bytes")
         return value
+
+    @model_validator(mode="after")
+    def _secrets(self) -> FunctionSpec:
+        names = [ref.name for ref in self.secrets]
+        if len(set(names)) != len(names):
+            raise ValueError("secrets: each secret may be named once")
+        envs = [ref.env for ref in self.secrets]
+        if len(set(envs)) != len(envs):
+            raise ValueError("secrets: two secrets set the same environment variable")
+        clash = sorted(set(envs) & set(self.env))
+        if clash:
+            raise ValueError(f"secrets: {clash[0]!r} is set by env as well")
+        return self
+
+    def secret_names(self) -> list[str]:
+        return [ref.name for ref in self.secrets]
 
 
 class FunctionStatus(BaseModel):

@@ -86,6 +86,9 @@ def settings(data_dir: Path) -> Settings:
 
 
 ADMIN_TOKEN = "sl_a_test-admin-token-" + "x" * 24
+#: the AES-256-GCM key of tenant secrets in tests that share a database across processes
+#: (32 bytes of 0x11, base64): every process of such a test must name the same key
+TEST_SECRETS_KEYS = "test:ERERERERERERERERERERERERERERERERERERERERERE="
 
 
 @dataclass

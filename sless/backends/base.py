@@ -67,6 +67,10 @@ class FunctionStore(Protocol):
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
 
+    async def secret_changed(self, namespace: str, name: str) -> None:
+        """Secret ``name`` was written or deleted: roll what runs with its old value."""
+        ...
+
 
 class Serving(Protocol):
     """The hot path: the spec that serves, whether http reaches it, and an upstream to
@@ -78,6 +82,11 @@ class Serving(Protocol):
 
     def http_disabled(self, namespace: str, name: str) -> bool:
         """The function has http triggers and all are disabled (``/fn/`` refuses). No I/O."""
+        ...
+
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """``(namespace, name) → (instances, instances started, calls in flight)`` of the
+        serving versions this process knows, for metrics. No I/O."""
         ...
 
     def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:

@@ -167,6 +167,13 @@ def _print_report(report: dict[str, Any]) -> None:
 )
 @click.option("--entrypoint", help="module.function (default handler.handle)")
 @click.option("--env", "-e", multiple=True, help="KEY=VALUE environment variable (repeatable)")
+@click.option(
+    "--secret",
+    "-s",
+    "secrets",
+    multiple=True,
+    help="NAME=ENV: give secret NAME (sless secret put NAME) to the function as $ENV (repeatable)",
+)
 @click.option("--memory", "memory_mb", type=int, help="memory limit in MiB")
 @click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
 @click.option("--auth", type=click.Choice(["public", "token"]), help="who may call /fn/...")
@@ -180,6 +187,7 @@ def deploy(
     runtime: str | None,
     entrypoint: str | None,
     env: tuple[str, ...],
+    secrets: tuple[str, ...],
     memory_mb: int | None,
     timeout_s: float | None,
     auth: str | None,
@@ -204,6 +212,11 @@ def deploy(
         if any(not sep for _, sep, _ in pairs):
             raise click.ClickException("--env takes KEY=VALUE")
         spec["env"] = {k: v for k, _, v in pairs}
+    if secrets:
+        refs = [item.partition("=") for item in secrets]
+        if any(not sep or not secret or not variable for secret, sep, variable in refs):
+            raise click.ClickException("--secret takes NAME=ENV, e.g. dbpass=DB_PASSWORD")
+        spec["secrets"] = [{"name": secret, "env": variable} for secret, _, variable in refs]
     path = client.ns_path(f"functions/{name}")
     client.call("PUT", path, json=spec)
     archive = pack_directory(directory)

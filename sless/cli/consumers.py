@@ -46,6 +46,12 @@ def run_events(settings: Settings) -> None:
             "SLESS_DATABASE_URL is not set: the consumers read the tenants' secrets and"
             " write invocation records there (the gateways' database)"
         )
+    from sless.store import SecretKeyError, cipher_for
+
+    try:
+        cipher_for(settings)
+    except SecretKeyError as e:
+        raise click.ClickException(str(e)) from None
     database_url = settings.database.url.get_secret_value()
     configure_logging()
 

@@ -13,7 +13,7 @@ import click
 
 from sless.config import Settings
 from sless.sandbox import sandbox_available
-from sless.store import DataDirInUse, EmbeddedPostgres
+from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_for
 
 log = logging.getLogger("sless")
 
@@ -41,6 +41,11 @@ def run_up(settings: Settings) -> None:
                 " or for development only, start with --unsafe-no-sandbox."
             )
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        # before PostgreSQL starts: production without a key stops here, in one line
+        cipher_for(settings)
+    except SecretKeyError as e:
+        raise click.ClickException(str(e)) from None
     embedded: EmbeddedPostgres | None = None
     if settings.database.url is not None:
         database_url = settings.database.url.get_secret_value()

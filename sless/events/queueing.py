@@ -43,6 +43,7 @@ class InvocationQueue(PollingWorker):
         backend: Backend,
         recorder: InvocationRecorder,
         queue: QueueRepository,
+        secrets: SecretRepository,
     ) -> None:
         super().__init__(settings.poll_interval_s)
         self.settings = settings
@@ -51,9 +52,8 @@ class InvocationQueue(PollingWorker):
         self.queue = queue
         self._slots = asyncio.Semaphore(settings.queue_concurrency)
         self.callbacks = CallbackSender(
-            # callback secrets live in the same database as the queue
             backend,
-            SecretRepository(queue.pool),
+            secrets,
             retry_base_s=settings.retry_base_s,
             retry_max_s=settings.retry_max_s,
         )

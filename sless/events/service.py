@@ -27,6 +27,7 @@ from sless.store import (
     QueueRepository,
     SecretRepository,
     TriggerRepository,
+    cipher_for,
 )
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,10 @@ class Events:
         recorder: InvocationRecorder,
     ) -> None:
         self.settings = settings
-        self.queue = InvocationQueue(settings.events, backend, recorder, QueueRepository(db))
+        secrets = SecretRepository(db, cipher_for(settings))
+        self.queue = InvocationQueue(
+            settings.events, backend, recorder, QueueRepository(db), secrets
+        )
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None
         self.consumers: RabbitConsumers | None = None
@@ -56,7 +60,7 @@ class Events:
                 backend,
                 recorder,
                 DatabaseTriggers(TriggerRepository(db)),
-                SecretRepository(db),
+                secrets,
             )
 
     def start(self) -> None:

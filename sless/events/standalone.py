@@ -36,6 +36,7 @@ from sless.events.sources import ClusterTriggers
 from sless.store import (
     InvocationRecorder,
     SecretRepository,
+    cipher_for,
     create_pool,
     migrate,
     start_recorder,
@@ -87,7 +88,7 @@ class EventsProcess:
             backend,
             recorder,
             triggers,
-            SecretRepository(db),
+            SecretRepository(db, cipher_for(settings)),
         )
         consumers.start()
         self.db, self.backend, self.recorder, self.consumers = db, backend, recorder, consumers

@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
-from fastapi.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from sless.config import Settings
@@ -30,6 +29,7 @@ from sless.gateway.routers import (
     insights,
     jobs,
     management,
+    metrics,
     secrets,
     triggers,
     upload,
@@ -115,6 +115,7 @@ def create_app(
     api.include_router(audit.router)
     api.include_router(insights.router)
     console.install(api)
+    api.include_router(metrics.router)
 
     @api.get("/healthz", include_in_schema=False)
     async def healthz() -> dict[str, str]:
@@ -124,20 +125,5 @@ def create_app(
     async def readyz(platform: PlatformDep) -> dict[str, str]:
         await platform.db.fetchval("SELECT 1")
         return {"status": "ready"}
-
-    @api.get("/metrics", include_in_schema=False, response_class=PlainTextResponse)
-    async def metrics(platform: PlatformDep) -> str:
-        recorder = platform.recorder
-        lines = [
-            "# TYPE sless_invocation_records_written_total counter",
-            f"sless_invocation_records_written_total {recorder.written}",
-            "# TYPE sless_invocation_records_dropped_total counter",
-            f"sless_invocation_records_dropped_total {recorder.dropped}",
-            "# TYPE sless_invocation_records_replayed_total counter",
-            f"sless_invocation_records_replayed_total {recorder.replayed}",
-            "# TYPE sless_invocation_journal_errors_total counter",
-            f"sless_invocation_journal_errors_total {recorder.journal_errors}",
-        ]
-        return "\n".join(lines) + "\n"
 
     return Gateway(api)

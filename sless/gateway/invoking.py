@@ -126,6 +126,9 @@ class _Call:
         #: the response has started: nothing more may be sent
         self.responded = False
 
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
     def record(self) -> InvocationRecord:
         return InvocationRecord.of_call(
             self.invocation_id,
@@ -203,6 +206,8 @@ class InvokeApp:
                 platform.tenancy.limits.end_invocation(call.namespace)
             if call.known and not call.queued:
                 platform.recorder.record(call.record())
+            if call.known:
+                platform.metrics.record(call.namespace, call.name, call.status, call.elapsed())
 
     async def _serve(
         self, platform: Platform, call: _Call, scope: Scope, receive: Receive, send: Send

@@ -12,6 +12,7 @@ from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
 from sless.gateway.idempotency import Idempotency
+from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, PageParams, Pager, scope
 from sless.store import (
     BlobStore,
@@ -20,6 +21,8 @@ from sless.store import (
     LLMReviewRepository,
     ReportRepository,
     ReviewRepository,
+    SecretRepository,
+    cipher_for,
     create_pool,
     make_blob_store,
     migrate,
@@ -63,6 +66,8 @@ class Platform:
     events: Events
     cursors: Cursors
     idempotency: Idempotency
+    secrets: SecretRepository
+    metrics: GatewayMetrics
 
     @classmethod
     async def start(
@@ -72,6 +77,8 @@ class Platform:
         *,
         on_admin_token: Callable[[str], None] | None = None,
     ) -> Platform:
+        # before anything else: production without a key refuses to start
+        cipher = cipher_for(settings)
         db = await create_pool(
             database_url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
         )
@@ -79,6 +86,10 @@ class Platform:
             applied = await migrate(db)
             if applied:
                 log.info("applied migrations %s", applied)
+            secrets = SecretRepository(db, cipher)
+            resealed = await secrets.reencrypt()
+            if resealed:
+                log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
             tenancy = Tenancy(db, settings.auth, settings.limits)
             generated = await tenancy.ensure_admin_token(
                 settings.admin.token.get_secret_value() if settings.admin.token else None
@@ -107,6 +118,8 @@ class Platform:
             raise
         events = Events(settings, db, backend, recorder)
         events.start()
+        metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
+        metrics.watch_recorder(recorder)
         return cls(
             settings=settings,
             db=db,
@@ -127,6 +140,8 @@ class Platform:
                 ),
                 key,
             ),
+            secrets=secrets,
+            metrics=metrics,
         )
 
     def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:

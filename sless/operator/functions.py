@@ -233,14 +233,28 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
     try:
         runtime_class = sandbox_runtime_class(k)
         deployment = function_deployment(
-            spec, ns, name, image, sha, k, enabled=await http_enabled(op, ns, name)
+            spec,
+            ns,
+            name,
+            image,
+            sha,
+            k,
+            enabled=await http_enabled(op, ns, name),
+            # written by the gateway's backend with the function's Secret (not yet: it
+            # refuses spec.secrets in this mode, docs/kubernetes.md)
+            secrets_version=(body["metadata"].get("annotations") or {}).get(
+                labels.SECRETS_VERSION_ANNOTATION
+            ),
         )
         egress = function_egress_policy(ns, name, spec.egress, await op.api_server_addresses())
     except (EgressRefused, ValueError) as e:
         await _fail(op, ns, name, status, "PolicyRefused", str(e), builds=builds)
         raise kopf.PermanentError(str(e)) from e
     violations = check_pod_spec(
-        deployment["spec"]["template"]["spec"], runtime_class=runtime_class, require_digest=True
+        deployment["spec"]["template"]["spec"],
+        runtime_class=runtime_class,
+        require_digest=True,
+        allowed_secret=labels.function_secret_name(name) if spec.secrets else None,
     )
     if violations:
         message = "rendered pod violates policy: " + "; ".join(map(str, violations[:5]))

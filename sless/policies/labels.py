@@ -25,6 +25,11 @@ CODE = f"{DOMAIN}/code"
 SHA256_ANNOTATION = f"{DOMAIN}/sha256"
 RUN_ID_ANNOTATION = f"{DOMAIN}/run-id"
 DIGEST_ANNOTATION = f"{DOMAIN}/digest"
+#: on a function's pod template: when each of its secrets was last written (a new value
+#: changes it, so the Deployment rolls); never a digest of a value
+SECRETS_VERSION_ANNOTATION = f"{DOMAIN}/secrets-version"
+#: where a function's secrets are mounted, one read-only file per secret (OpenFaaS style)
+SECRETS_MOUNT = "/run/secrets"
 
 #: the port every runtime listens on (runtimes/*/server.py: ``PORT``)
 FUNCTION_PORT = 8080
@@ -49,6 +54,11 @@ def function_object_name(name: str) -> str:
             "Kubernetes mode (the Service is fn-<name>)"
         )
     return f"fn-{name}"
+
+
+def function_secret_name(name: str) -> str:
+    """The one Secret of a function's pods: its ``secrets``, keyed by secret name."""
+    return f"{function_object_name(name)}-secrets"
 
 
 def function_selector(name: str) -> dict[str, str]:

@@ -88,7 +88,7 @@ _CONTAINER_SECURITY_FIELDS = frozenset(
     }
 )
 #: PSS restricted allows these volume types; sless needs only emptyDir (and configMap)
-_VOLUME_SOURCES = frozenset({"emptyDir", "configMap"})
+_VOLUME_SOURCES = frozenset({"emptyDir", "configMap", "secret"})
 _SECCOMP_TYPES = frozenset({"RuntimeDefault", "Localhost"})
 
 
@@ -129,10 +129,18 @@ def sandbox_runtime_class(settings: KubernetesSettings) -> str | None:
     )
 
 
-def runtime_env(spec: FunctionSpec, namespace: str, name: str) -> list[dict[str, str]]:
-    """The function's env (the model already refuses SLESS_*, LD_*, PYTHON*, NODE_*), then
-    the runtime's own variables, which therefore win on a duplicate."""
-    env = [{"name": key, "value": value} for key, value in sorted(spec.env.items())]
+def runtime_env(spec: FunctionSpec, namespace: str, name: str) -> list[dict[str, Any]]:
+    """The function's env (the model already refuses SLESS_*, LD_*, PYTHON*, NODE_*), its
+    secrets (``secretKeyRef`` into the function's own Secret), then the runtime's own
+    variables, which therefore win on a duplicate."""
+    env: list[dict[str, Any]] = [
+        {"name": key, "value": value} for key, value in sorted(spec.env.items())
+    ]
+    secret = labels.function_secret_name(name) if spec.secrets else ""
+    env += [
+        {"name": ref.env, "valueFrom": {"secretKeyRef": {"name": secret, "key": ref.name}}}
+        for ref in spec.secrets
+    ]
     env += [
         {"name": "PORT", "value": str(labels.FUNCTION_PORT)},
         {"name": "TMPDIR", "value": "/tmp"},  # noqa: S108 - the pod's own size-limited emptyDir
@@ -201,6 +209,21 @@ def function_pod_spec(
         ],
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": f"{settings.function_tmp_mb}Mi"}}],
     }
+    if spec.secrets:
+        # one read-only file per secret under /run/secrets, readable by the function's uid
+        pod["volumes"].append(
+            {
+                "name": "secrets",
+                "secret": {
+                    "secretName": labels.function_secret_name(name),
+                    "defaultMode": 0o440,
+                    "items": [{"key": ref.name, "path": ref.name} for ref in spec.secrets],
+                },
+            }
+        )
+        pod["containers"][0]["volumeMounts"].append(
+            {"name": "secrets", "mountPath": labels.SECRETS_MOUNT, "readOnly": True}
+        )
     runtime_class = sandbox_runtime_class(settings)
     if runtime_class:
         pod["runtimeClassName"] = runtime_class
@@ -308,14 +331,47 @@ def _check_container(path: str, container: dict[str, Any], pod_non_root: bool) -
     return out
 
 
+def _check_secret_use(
+    pod: dict[str, Any], allowed_secret: str | None, volume_names: set[str]
+) -> list[Violation]:
+    """Secrets reach a container only as ``secretKeyRef`` of ``allowed_secret`` or a
+    read-only mount of a volume of it; no other ``valueFrom``/``envFrom`` (a ``fieldRef``
+    or ``resourceFieldRef`` is harmless but unused: an allowlist admits what is used)."""
+    out = []
+    for kind in ("initContainers", "containers"):
+        for i, container in enumerate(pod.get(kind) or []):
+            path = f"spec.{kind}[{i}]"
+            for j, item in enumerate(container.get("env") or []):
+                source = item.get("valueFrom")
+                if source is None:
+                    continue
+                ref = source.get("secretKeyRef") or {}
+                if set(source) != {"secretKeyRef"} or ref.get("name") != allowed_secret:
+                    out.append(
+                        Violation(
+                            f"{path}.env[{j}].valueFrom",
+                            "only a secretKeyRef of the function's own Secret",
+                        )
+                    )
+            for j, mount in enumerate(container.get("volumeMounts") or []):
+                if mount.get("name") in volume_names and mount.get("readOnly") is not True:
+                    out.append(Violation(f"{path}.volumeMounts[{j}].readOnly", "must be true"))
+    return out
+
+
 def check_pod_spec(
-    pod: dict[str, Any], *, runtime_class: str | None, require_digest: bool = False
+    pod: dict[str, Any],
+    *,
+    runtime_class: str | None,
+    require_digest: bool = False,
+    allowed_secret: str | None = None,
 ) -> list[Violation]:
     """Every violation of the sless pod policy in ``pod`` (a PodSpec as a dict).
 
     ``runtime_class``: the RuntimeClass the pod must name (None: must name none, only when
     the provider allowed running without a sandbox). ``require_digest``: images must be
-    pinned by digest (function pods: what was built is what runs).
+    pinned by digest (function pods: what was built is what runs). ``allowed_secret``:
+    the one Secret the pod may read (a function's ``fn-<name>-secrets``); None: none.
     """
     out = [Violation(f"spec.{key}", "field not allowed") for key in sorted(set(pod) - _POD_FIELDS)]
     # CIS 5.1.6: no service account token in pods that do not talk to the API
@@ -359,4 +415,11 @@ def check_pod_spec(
         empty_dir = volume.get("emptyDir")
         if empty_dir is not None and not empty_dir.get("sizeLimit"):
             out.append(Violation(f"spec.volumes[{i}].emptyDir.sizeLimit", "must be set"))
+        secret = volume.get("secret")
+        if secret is not None and (
+            allowed_secret is None or secret.get("secretName") != allowed_secret
+        ):
+            out.append(Violation(f"spec.volumes[{i}].secret", "only the function's own Secret"))
+    secret_volumes = {str(v.get("name")) for v in pod.get("volumes") or [] if "secret" in v}
+    out += _check_secret_use(pod, allowed_secret, secret_volumes)
     return out

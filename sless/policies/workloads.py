@@ -29,8 +29,14 @@ def function_deployment(
     settings: KubernetesSettings,
     *,
     enabled: bool = True,
+    secrets_version: str | None = None,
 ) -> dict[str, Any]:
+    """``secrets_version`` (the function's secrets' write stamps) goes on the pod template:
+    a new value changes it and the Deployment rolls."""
     object_name = labels.function_object_name(name)
+    template_annotations = {labels.SHA256_ANNOTATION: sha256}
+    if secrets_version is not None:
+        template_annotations[labels.SECRETS_VERSION_ANNOTATION] = secrets_version
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -51,7 +57,7 @@ def function_deployment(
             "template": {
                 "metadata": {
                     "labels": labels.function_labels(name),
-                    "annotations": {labels.SHA256_ANNOTATION: sha256},
+                    "annotations": template_annotations,
                 },
                 "spec": function_pod_spec(spec, namespace, name, image, settings),
             },

@@ -63,8 +63,9 @@ class SandboxSpec:
     #: bind-mounted read-only at /deps
     deps_dir: Path | None
     entrypoint: str
-    #: the function's own environment; the SLESS_* runtime settings are added on launch
-    env: Mapping[str, str]
+    #: the function's own environment; the SLESS_* runtime settings are added on launch.
+    #: Out of ``repr``: it carries the values of the function's secrets.
+    env: Mapping[str, str] = field(repr=False)
     #: host directory bind-mounted read-write at /run/sless; the runtime listens on
     #: /run/sless/worker.sock inside it
     socket_dir: Path

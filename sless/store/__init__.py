@@ -2,6 +2,7 @@
 
 from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
+from sless.store.crypto import SecretCipher, SecretKeyError, UndecryptableSecret, cipher_for
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
@@ -46,7 +47,9 @@ __all__ = [
     "ReportRepository",
     "ReviewRepository",
     "S3BlobStore",
+    "SecretCipher",
     "SecretInfo",
+    "SecretKeyError",
     "SecretRepository",
     "TenantLock",
     "TenantRepository",
@@ -55,6 +58,8 @@ __all__ = [
     "TokenRow",
     "TriggerRecord",
     "TriggerRepository",
+    "UndecryptableSecret",
+    "cipher_for",
     "create_pool",
     "get_invocation",
     "invocation_buckets",

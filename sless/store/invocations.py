@@ -159,6 +159,11 @@ class InvocationRecorder:
         a crash before then would lose them."""
         return self.journal.errors if self.journal is not None else 0
 
+    @property
+    def buffered(self) -> int:
+        """Records waiting to be written (for metrics)."""
+        return self._queue.qsize()
+
     def record(self, record: InvocationRecord) -> None:
         try:
             self._queue.put_nowait(record)

@@ -7,6 +7,7 @@ is a temporary one so that `sless login` writes there.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -143,6 +144,24 @@ def test_readme_quickstart(platform: Platform) -> None:
         "path": "/p",
         "query": {"q": "1"},
     }
+
+    stored = subprocess.run(
+        [*SLESS, "secret", "put", "dbpass", "--from-stdin"],
+        cwd=ROOT,
+        env=platform.env,
+        input="pa55word",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "secret dbpass stored" in stored.stdout
+    login = platform.sless(
+        "deploy", "examples/secret-python", "--name", "login", "--secret", "dbpass=DB_PASSWORD"
+    )
+    assert "login is Ready" in login.stdout
+    checked = platform.sless("invoke", "login", "--data", '{"password": "pa55word"}')
+    assert json.loads(checked.stdout) == {"match": True}
+    assert "pa55word" not in platform.output.read_text()
 
     listing = platform.sless("ls").stdout
     assert all(name in listing for name in ("hello", "hello-node", "parse-url"))

@@ -123,7 +123,7 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
         )
         with platform.admin() as admin:
             healthy = admin.get("/readyz").status_code == 200
-        metrics = httpx.get(f"{platform.url}/metrics").text
+            metrics = admin.get("/metrics").text  # needs the admin (or metrics) token
         dropped = _metric(metrics, "sless_invocation_records_dropped_total")
         # the management API is back too
         with acme.client() as client:

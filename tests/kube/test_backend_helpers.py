@@ -23,9 +23,11 @@ import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from pydantic import SecretStr
 
 from sless.backends.kubernetes import KubernetesBackend
 from sless.config import Settings
+from tests.conftest import TEST_SECRETS_KEYS
 from tests.netns import TestHost
 from tests.support import wait_for
 
@@ -194,6 +196,8 @@ def tenant_namespace(kube_api: client.ApiClient) -> Iterator[str]:
 def kube_settings(settings: Settings, kube_testenv: KubeTestenv) -> Settings:
     settings.backend = "kubernetes"
     settings.kubernetes.kubeconfig = kube_testenv.kubeconfig
+    # several processes on one database: they must share the secrets key
+    settings.secrets.keys = SecretStr(TEST_SECRETS_KEYS)
     return settings
 
 

@@ -36,7 +36,8 @@ from sless.config import Settings
 from sless.events import Events, EventsProcess
 from sless.models import FunctionSpec
 from sless.store import SecretRepository
-from tests.conftest import ADMIN_TOKEN
+from sless.store.crypto import parse_keys
+from tests.conftest import ADMIN_TOKEN, TEST_SECRETS_KEYS
 from tests.integration.events.broker import Broker, queue, rabbitmq
 from tests.kube.test_backend_helpers import (
     GROUP,
@@ -141,6 +142,7 @@ def settings(settings: Settings) -> Settings:
     events.retry_base_s = 0.2
     events.retry_max_s = 1.0
     settings.gateway.shutdown_grace_s = 5.0
+    settings.secrets.keys = SecretStr(TEST_SECRETS_KEYS)
     return settings
 
 
@@ -288,7 +290,8 @@ async def put_secret(db: asyncpg.Pool, namespace: str, name: str, value: str) ->
         namespace.removeprefix("sless-"),
         namespace,
     )
-    await SecretRepository(db).put(namespace, name, SecretStr(value))
+    cipher = parse_keys(TEST_SECRETS_KEYS)
+    await SecretRepository(db, cipher).put(namespace, name, SecretStr(value))
 
 
 async def records(db: asyncpg.Pool | str, namespace: str, function: str) -> list[dict[str, Any]]:
@@ -583,6 +586,7 @@ def test_the_sless_events_process_consumes_and_exits_0_on_sigterm(
         "SLESS_DATABASE_URL": database_url,
         "SLESS_KUBERNETES_KUBECONFIG": str(kubeconfig),
         "SLESS_EVENTS_SCHEDULER_INTERVAL_S": "0.5",
+        "SLESS_SECRETS_KEYS": TEST_SECRETS_KEYS,
     }
     sless = Path(sys.executable).parent / "sless"
     log_path = tmp_path / "events.log"

@@ -57,3 +57,26 @@ def test_limits_are_bounded() -> None:
         FunctionSpec(memory_mb=16)
     with pytest.raises(ValidationError):
         FunctionSpec(timeout_s=0)
+
+
+@pytest.mark.parametrize(
+    ("secrets", "env", "message"),
+    [
+        ([{"name": "db", "env": "A"}, {"name": "db", "env": "B"}], {}, "named once"),
+        ([{"name": "a", "env": "X"}, {"name": "b", "env": "X"}], {}, "same environment"),
+        ([{"name": "a", "env": "X"}], {"X": "1"}, "set by env as well"),
+        ([{"name": "a", "env": "SLESS_TOKEN"}], {}, "reserved"),
+        ([{"name": "a", "env": "LD_PRELOAD"}], {}, "reserved"),
+        ([{"name": "other-ns/a", "env": "X"}], {}, "DNS-1123"),
+        ([{"name": "a", "env": "X", "namespace": "sless-b"}], {}, "Extra inputs"),
+    ],
+)
+def test_function_secrets_are_checked(secrets: list, env: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ValueError, match=message):
+        FunctionSpec.model_validate({"secrets": secrets, "env": env})
+
+
+def test_function_secrets_are_names_only() -> None:
+    spec = FunctionSpec.model_validate({"secrets": [{"name": "dbpass", "env": "DB_PASSWORD"}]})
+    assert spec.secret_names() == ["dbpass"]
+    assert spec.model_dump()["secrets"] == [{"name": "dbpass", "env": "DB_PASSWORD"}]

@@ -11,7 +11,7 @@ from sless.backends.base import Backend
 from sless.backends.kubernetes.backend import KubernetesBackend
 from sless.backends.kubernetes.triggers import IndexedTrigger, TriggerIndex
 from sless.config import Settings
-from sless.store import BlobStore
+from sless.store import BlobStore, SecretRepository, cipher_for
 
 __all__ = ["IndexedTrigger", "KubernetesBackend", "TriggerIndex", "make_backend"]
 
@@ -19,8 +19,8 @@ __all__ = ["IndexedTrigger", "KubernetesBackend", "TriggerIndex", "make_backend"
 def make_backend(settings: Settings, db: Any, blobs: BlobStore) -> Backend:
     """The backend for ``Platform.start``; call ``await backend.start()`` next.
 
-    The database and blob store are not needed here: desired state lives in the cluster and
-    the operator reads the blobs. They are accepted so that both backends are built alike.
+    Desired state lives in the cluster and the operator reads the blobs; the database holds
+    the tenants' secrets, which the backend copies into each function's own Secret.
     """
-    del db, blobs
-    return KubernetesBackend(settings)
+    del blobs
+    return KubernetesBackend(settings, secrets=SecretRepository(db, cipher_for(settings)))

@@ -19,6 +19,7 @@ in place before the operator can see code held for review, or it could build it.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import random
@@ -47,7 +48,7 @@ from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
-from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi
+from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi, object_path
 from sless.models import (
     CodeRef,
     Function,
@@ -61,6 +62,7 @@ from sless.models import (
     namespace_for,
 )
 from sless.policies import labels
+from sless.store import SecretRepository
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +89,11 @@ class KubernetesBackend:
         sync_timeout_s: float = 30.0,
         watch_timeout_s: float = 120.0,
         endpoint_cooldown_s: float = 5.0,
+        secrets: SecretRepository | None = None,
     ) -> None:
         self.settings = settings
+        #: the tenants' secrets (PostgreSQL): written into each function's own Secret
+        self._secrets = secrets
         kube = settings.kubernetes
         self.api = KubeApi(kube)
         self._api_version = f"{kube.group}/{kube.version}"
@@ -276,7 +281,68 @@ class KubernetesBackend:
                 await asyncio.sleep(0.05 * (n + 1) * random.uniform(0.5, 1.5))  # noqa: S311
         raise Conflict(f"function {name!r} is being changed concurrently; try again")
 
+    # -- a function's Secret ---------------------------------------------------------
+
+    async def _write_function_secret(
+        self, namespace: str, name: str, spec: FunctionSpec
+    ) -> str | None:
+        """Apply ``fn-<name>-secrets`` with the values the spec names (or delete it when it
+        names none); return the version for the pod template: when each was last written.
+        """
+        secret_path = object_path("v1", "Secret", namespace, labels.function_secret_name(name))
+        if not spec.secrets:
+            with contextlib.suppress(NotFound, Forbidden):
+                await self.api.delete(secret_path)
+            return None
+        if self._secrets is None:
+            raise Invalid("secrets in functions need the gateway's database in this process")
+        found = await self._secrets.reveal_many(namespace, spec.secret_names())
+        missing = sorted(set(spec.secret_names()) - set(found))
+        if missing:
+            raise Invalid(f"secret {missing[0]!r} not found in namespace {namespace}")
+        data = {
+            ref.name: base64.b64encode(found[ref.name][0].get_secret_value().encode()).decode()
+            for ref in spec.secrets
+        }
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": labels.function_secret_name(name),
+                "namespace": namespace,
+                "labels": labels.function_labels(name),
+            },
+            "type": "Opaque",
+            "immutable": False,
+            "data": data,
+        }
+        try:
+            await self.api.apply(body)
+        except Forbidden:
+            raise BackendUnavailable(
+                "the gateway may not write Secrets in tenant namespaces (deploy/rbac/gateway.yaml)"
+            ) from None
+        return ",".join(f"{ref.name}={found[ref.name][1].isoformat()}" for ref in spec.secrets)
+
+    async def secret_changed(self, namespace: str, name: str) -> None:
+        """Rewrite the Secret and the version annotation of every function naming ``name``:
+        the operator re-renders the Deployment and its pods roll."""
+        for function in await self.list_functions(namespace):
+            if name not in function.spec.secret_names():
+                continue
+            try:
+                version = await self._write_function_secret(namespace, function.name, function.spec)
+            except Invalid as e:
+                log.warning("function %s/%s: %s", namespace, function.name, e.message)
+                continue
+            annotations = {labels.SECRETS_VERSION_ANNOTATION: version}
+            await self.api.merge_patch(
+                self._path(namespace, function.name), {"metadata": {"annotations": annotations}}
+            )
+
     async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
+        # the Secret first: the pods the operator renders next find it
+        secrets_version = await self._write_function_secret(namespace, name, spec)
         path = self._path(namespace, name)
 
         async def attempt() -> Function:
@@ -284,11 +350,12 @@ class KubernetesBackend:
                 current = await self.api.request("GET", path)
             except NotFound:
                 try:
-                    created = await self.api.request(
-                        "POST",
-                        self._path(namespace),
-                        body=new_body(self._api_version, namespace, name, spec),
-                    )
+                    body = new_body(self._api_version, namespace, name, spec)
+                    if secrets_version is not None:
+                        body["metadata"]["annotations"] = {
+                            labels.SECRETS_VERSION_ANNOTATION: secrets_version
+                        }
+                    created = await self.api.request("POST", self._path(namespace), body=body)
                 except NotFound:
                     # the namespace does not exist: the tenant is not set up in the cluster
                     raise BackendUnavailable(
@@ -304,6 +371,11 @@ class KubernetesBackend:
                 if code is not None:
                     desired = spec.model_copy(update={"code": CodeRef.model_validate(code)})
             current["spec"] = desired.model_dump(mode="json")
+            annotations = current["metadata"].setdefault("annotations", {})
+            if secrets_version is not None:
+                annotations[labels.SECRETS_VERSION_ANNOTATION] = secrets_version
+            else:
+                annotations.pop(labels.SECRETS_VERSION_ANNOTATION, None)
             return function_from_body(await self.api.request("PUT", path, body=current))
 
         return await self._retrying(name, attempt)
@@ -332,6 +404,10 @@ class KubernetesBackend:
             await self.api.request("DELETE", self._path(namespace, name))
         except NotFound:
             raise NotFound(f"function {name!r} not found") from None
+        with contextlib.suppress(NotFound, Forbidden):
+            await self.api.delete(
+                object_path("v1", "Secret", namespace, labels.function_secret_name(name))
+            )
         # stop serving here at once; the watch confirms it
         key = (namespace, name)
         entry = self._functions.get(key)
@@ -455,6 +531,10 @@ class KubernetesBackend:
         await self._patch_status(namespace, name, current, {"validation": validation})
 
     # -- logs --------------------------------------------------------------------------
+
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        """Not known here yet: pods are the operator's (replicas are on the Deployment)."""
+        return {}
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
         """The tail of the function's pods' output, newest pods first.

@@ -11,6 +11,13 @@ The invoke path never touches the database: it reads an in-memory index of funct
 that the reconciler keeps current, and an in-memory view of ``http`` triggers
 (``http_disabled``): re-read when a trigger is written here, on ``NOTIFY sless_triggers``
 (sent by every trigger change, from any gateway process) and at every periodic resync.
+
+Secrets a function names (``spec.secrets``) are read from PostgreSQL (decrypted) when its
+pool is configured and given to each worker as environment variables: bubblewrap gets
+them through its memfd argument list, so they never touch the disk nor a command line.
+The pool's version includes when each of those secrets was last written (never a digest
+of a value), so a changed secret rolls the workers: ``secret_changed`` notifies every
+gateway process to reconcile the functions that use it.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import asyncpg
+from pydantic import SecretStr
 
 from sless.backends.base import Upstream
 from sless.backends.local.building import Build, Builder, BuildError
@@ -62,7 +70,9 @@ from sless.store import (
     FunctionRepository,
     JobRepository,
     QueueRepository,
+    SecretRepository,
     TriggerRepository,
+    cipher_for,
 )
 
 log = logging.getLogger(__name__)
@@ -82,10 +92,17 @@ SELECT namespace, spec->>'function' AS function,
 """
 
 
-def version_of(spec: FunctionSpec) -> str:
-    """A digest of everything that shapes a worker: code, env, limits."""
-    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True)
+def version_of(spec: FunctionSpec, secret_stamps: dict[str, str] | None = None) -> str:
+    """A digest of everything that shapes a worker: code, env, limits, and when each of its
+    secrets was last written (not their values: a digest of a short value could be
+    brute-forced from a log line)."""
+    shape = {"spec": spec.model_dump(mode="json"), "secrets": secret_stamps or {}}
+    text = json.dumps(shape, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class MissingSecrets(Exception):
+    """A function names secrets that no longer exist (deleted after its PUT)."""
 
 
 class LocalBackend:
@@ -105,6 +122,7 @@ class LocalBackend:
         self.functions = FunctionRepository(pool)
         self.triggers = TriggerRepository(pool)
         self.jobs = JobRepository(pool)
+        self.secrets = SecretRepository(pool, cipher_for(settings))
         self.blobs = blobs
         self.builder = Builder(
             settings.data_dir / "builds", blobs, settings.build, settings.validation
@@ -295,9 +313,10 @@ class LocalBackend:
         if not updated:
             return  # the spec changed meanwhile; the newer change reconciles
         try:
+            secret_env, _ = await self._secret_env(namespace, spec)
             build = await self.builder.ensure_built(spec.runtime, code.sha256)
             ok, message = await check_handler(
-                self._sandbox_spec(namespace, name, spec, build, serial=0),
+                self._sandbox_spec(namespace, name, spec, build, serial=0, secret_env=secret_env),
                 runtimes_dir=self.runtimes_dir,
                 bwrap=self.settings.sandbox.bwrap,
                 unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
@@ -305,7 +324,7 @@ class LocalBackend:
             )
             if not ok:
                 raise BuildError(f"the handler does not load: {message}")
-        except BuildError as e:
+        except (BuildError, MissingSecrets) as e:
             await self.functions.set_status(
                 namespace, name, phase=Phase.FAILED, message=str(e), generation=record.generation
             )
@@ -327,7 +346,15 @@ class LocalBackend:
                 del self._pools[key]
                 await current.close(self.settings.gateway.shutdown_grace_s)
             return
-        version = version_of(serving)
+        namespace, name = key
+        try:
+            secret_env, stamps = await self._secret_env(namespace, serving)
+        except MissingSecrets as e:
+            # keep what serves (with the values it started with) rather than start workers
+            # without a variable the handler expects
+            log.warning("not (re)starting %s/%s: %s", namespace, name, e)
+            return
+        version = version_of(serving, stamps)
         if current is not None and current.version == version:
             await current.ensure_warm()
             return
@@ -335,7 +362,6 @@ class LocalBackend:
         if not (build.root / ".complete").exists():
             # e.g. another gateway process built it, or the build dir was removed
             build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
-        namespace, name = key
         proxy: EgressProxy | None = None
         if serving.egress:
             proxy = EgressProxy(
@@ -348,7 +374,13 @@ class LocalBackend:
 
         async def factory(serial: int) -> Worker:
             return await self._start_worker(
-                namespace, name, serving, build, serial, egress_socket=egress_socket
+                namespace,
+                name,
+                serving,
+                build,
+                serial,
+                egress_socket=egress_socket,
+                secret_env=secret_env,
             )
 
         pool = FunctionPool(
@@ -371,6 +403,31 @@ class LocalBackend:
         except Exception as e:
             log.warning("could not pre-warm %s/%s: %s", namespace, name, e)
 
+    # -- secrets -----------------------------------------------------------------------
+
+    async def _secret_env(
+        self, namespace: str, spec: FunctionSpec
+    ) -> tuple[dict[str, SecretStr], dict[str, str]]:
+        """``env name → value`` of the spec's secrets, and when each was last written."""
+        if not spec.secrets:
+            return {}, {}
+        found = await self.secrets.reveal_many(namespace, spec.secret_names())
+        missing = sorted(set(spec.secret_names()) - set(found))
+        if missing:
+            raise MissingSecrets(f"secret {missing[0]!r} does not exist (any more)")
+        env = {ref.env: found[ref.name][0] for ref in spec.secrets}
+        stamps = {ref.name: found[ref.name][1].isoformat() for ref in spec.secrets}
+        return env, stamps
+
+    async def secret_changed(self, namespace: str, name: str) -> None:
+        """Reconcile, in every gateway process, the functions that use secret ``name``."""
+        for (ns, function), record in list(self._index.items()):
+            serving = record.serving_spec
+            uses = [record.function.spec, *([serving] if serving is not None else [])]
+            if ns == namespace and any(name in spec.secret_names() for spec in uses):
+                payload = json.dumps({"namespace": ns, "name": function})
+                await self.db.execute("SELECT pg_notify($1, $2)", NOTIFY_CHANNEL, payload)
+
     # -- workers -----------------------------------------------------------------------
 
     def _short_path(self, identity: str, suffix: str) -> Path:
@@ -389,6 +446,7 @@ class LocalBackend:
         *,
         serial: int,
         egress_socket: Path | None = None,
+        secret_env: dict[str, SecretStr] | None = None,
     ) -> SandboxSpec:
         socket_dir = self._short_path(f"{namespace}/{name}", str(serial))
         socket_dir.mkdir(parents=True, exist_ok=True)
@@ -400,7 +458,10 @@ class LocalBackend:
             code_dir=build.code_dir,
             deps_dir=build.deps_dir,
             entrypoint=spec.entrypoint,
-            env=dict(spec.env),
+            env={
+                **spec.env,
+                **{k: v.get_secret_value() for k, v in (secret_env or {}).items()},
+            },
             function=name,
             namespace=namespace,
             socket_dir=socket_dir,
@@ -432,9 +493,16 @@ class LocalBackend:
         serial: int,
         *,
         egress_socket: Path | None,
+        secret_env: dict[str, SecretStr],
     ) -> Worker:
         sandbox_spec = self._sandbox_spec(
-            namespace, name, spec, build, serial=serial, egress_socket=egress_socket
+            namespace,
+            name,
+            spec,
+            build,
+            serial=serial,
+            egress_socket=egress_socket,
+            secret_env=secret_env,
         )
         if self.prestart is not None:
             worker = await self.prestart.take(sandbox_spec)
@@ -604,6 +672,9 @@ class LocalBackend:
             raise NotReady(f"function {name!r} is not ready")
         async with pool.lease() as upstream:
             yield upstream
+
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        return {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
 
     def pool(self, namespace: str, name: str) -> FunctionPool | None:
         return self._pools.get((namespace, name))

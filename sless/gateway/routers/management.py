@@ -58,6 +58,10 @@ async def put_function(
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
     spec = FunctionSpec.model_validate(body)
+    missing = await platform.secrets.missing(ns, spec.secret_names())
+    if missing:
+        # a name only (no value exists to leak); always looked up in the caller's namespace
+        raise Invalid(f"secret {missing[0]!r} not found in namespace {ns}: create it first")
     quotas = platform.tenancy.quotas
     # count, check and write as the tenant's only writer: concurrent creates cannot all
     # see the last free slot (sless/tenancy/quotas.py)

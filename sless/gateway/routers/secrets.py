@@ -19,7 +19,6 @@ from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
 from sless.gateway.preconditions import IfMatch, IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
-from sless.store import SecretRepository
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -49,7 +48,7 @@ def _parse(body: dict[str, Any]) -> SecretStr:
 )
 async def list_secrets(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
     """In name order; ``total`` is exact (a tenant has few secrets)."""
-    secrets = await SecretRepository(platform.db).list_all(ns)
+    secrets = await platform.secrets.list_all(ns)
     pager = platform.pager("secrets", ns, page)
     items, fields = pager.page_by_name("secrets", secrets, lambda s: s.name)
     return {"secrets": [s.view() for s in items], **fields}
@@ -57,7 +56,7 @@ async def list_secrets(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -
 
 async def _check(platform: Platform, ns: str, name: str, if_match: IfMatch) -> None:
     try:
-        current = (await SecretRepository(platform.db).get(ns, name)).resource_version
+        current = (await platform.secrets.get(ns, name)).resource_version
     except NotFound:
         current = None
     if_match.check(current)
@@ -76,8 +75,9 @@ async def put_secret(
     async with platform.tenancy.quotas.guard(ns):
         if if_match is not None:
             await _check(platform, ns, name, if_match)
-        info, created = await SecretRepository(platform.db).put(ns, name, value)
+        info, created = await platform.secrets.put(ns, name, value)
     platform.events.trigger_changed()  # a consumer using it reconnects with the new value
+    await platform.backend.secret_changed(ns, name)  # functions using it restart with it
     response.status_code = 201 if created else 200
     set_etag(response, info.resource_version)
     return info.view()
@@ -87,7 +87,7 @@ async def put_secret(
 async def get_secret(
     ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
 ) -> dict[str, Any]:
-    info = await SecretRepository(platform.db).get(ns, name)
+    info = await platform.secrets.get(ns, name)
     set_etag(response, info.resource_version)
     return info.view()
 
@@ -99,6 +99,7 @@ async def delete_secret(
     async with platform.tenancy.quotas.guard(ns):
         if if_match is not None:
             await _check(platform, ns, name, if_match)
-        await SecretRepository(platform.db).delete(ns, name)
+        await platform.secrets.delete(ns, name)
     platform.events.trigger_changed()
+    await platform.backend.secret_changed(ns, name)
     return {"deleted": name}

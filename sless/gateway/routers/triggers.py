@@ -27,7 +27,6 @@ from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.gateway.support import current_version, require_function
 from sless.models import RabbitMQSource, Trigger, TriggerSpec
-from sless.store import SecretRepository
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -53,7 +52,7 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         raise Invalid(f"rabbitmq trigger: {where + ': ' if where else ''}{message}") from None
     try:
-        url, _ = await SecretRepository(platform.db).reveal(namespace, source.url_secret)
+        url, _ = await platform.secrets.reveal(namespace, source.url_secret)
     except NotFound:
         raise Invalid(
             f"url_secret: secret {source.url_secret!r} not found in namespace {namespace!r}"

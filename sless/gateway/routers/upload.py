@@ -52,7 +52,9 @@ async def validate_upload(
     cache_key = f"{spec.runtime.value}:{spec.entrypoint}:{platform.validator.fingerprint}"
     cached = await platform.reports.get(sha256, cache_key)
     if cached is not None:
-        return Report.model_validate(cached)
+        report = Report.model_validate(cached)
+        platform.metrics.record_validation(report, cached=True)
+        return report
     scratch = Path(tempfile.mkdtemp(prefix="sless-upload-"))
     try:
         report = await platform.validator.validate_archive(
@@ -64,6 +66,7 @@ async def validate_upload(
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    platform.metrics.record_validation(report, cached=False)
     if not any(stage.status == "error" for stage in report.stages):
         # an error (semgrep crashed, the LLM timed out) must be retried, not remembered
         await platform.reports.put(

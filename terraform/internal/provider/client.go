@@ -173,6 +173,14 @@ type FunctionSpec struct {
 	// CallbackURL and CallbackSecret are sent as null when unset (no callback)
 	CallbackURL    *string `json:"callback_url"`
 	CallbackSecret *string `json:"callback_secret"`
+	// Secrets are always sent (an empty list clears them)
+	Secrets []SecretRef `json:"secrets"`
+}
+
+// SecretRef names a secret of the namespace and the environment variable it becomes.
+type SecretRef struct {
+	Name string `json:"name"`
+	Env  string `json:"env"`
 }
 
 // FunctionCode is spec.code as the API shows it.
@@ -195,6 +203,7 @@ type FunctionSpecView struct {
 	Auth           string            `json:"auth"`
 	CallbackURL    *string           `json:"callback_url"`
 	CallbackSecret *string           `json:"callback_secret"`
+	Secrets        []SecretRef       `json:"secrets"`
 	Code           *FunctionCode     `json:"code"`
 }
 

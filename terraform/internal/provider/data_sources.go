@@ -36,6 +36,7 @@ type functionDataModel struct {
 	Auth              types.String  `tfsdk:"auth"`
 	CallbackURL       types.String  `tfsdk:"callback_url"`
 	CallbackSecret    types.String  `tfsdk:"callback_secret"`
+	Secrets           types.Map     `tfsdk:"secrets"`
 	SHA256            types.String  `tfsdk:"sha256"`
 	Phase             types.String  `tfsdk:"phase"`
 	Message           types.String  `tfsdk:"message"`
@@ -70,9 +71,11 @@ func (d *functionDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"min_instances": num("Workers kept warm."),
 			"egress": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				Description: "Outbound connections allowed (`host:port` / `CIDR:port`)."},
-			"auth":               str("`public` or `token`."),
-			"callback_url":       str("URL told when an asynchronous invocation ends (null: none)."),
-			"callback_secret":    str("Name of the secret that signs callbacks (null: unsigned)."),
+			"auth":            str("`public` or `token`."),
+			"callback_url":    str("URL told when an asynchronous invocation ends (null: none)."),
+			"callback_secret": str("Name of the secret that signs callbacks (null: unsigned)."),
+			"secrets": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				Description: "Secrets given to the function: secret name → environment variable (names only)."},
 			"sha256":             str("sha256 of the uploaded code (empty before the first upload)."),
 			"phase":              str("The function's phase."),
 			"message":            str("The status message."),
@@ -108,7 +111,7 @@ func (d *functionDataSource) Read(ctx context.Context, req datasource.ReadReques
 		ID: m.ID, Name: m.Name, Runtime: m.Runtime, Entrypoint: m.Entrypoint, Env: m.Env,
 		MemoryMB: m.MemoryMB, CPUMillis: m.CPUMillis, TimeoutS: m.TimeoutS, Concurrency: m.Concurrency,
 		MinInstances: m.MinInstances, Egress: m.Egress, Auth: m.Auth,
-		CallbackURL: m.CallbackURL, CallbackSecret: m.CallbackSecret, SHA256: m.SHA256, Phase: m.Phase,
+		CallbackURL: m.CallbackURL, CallbackSecret: m.CallbackSecret, Secrets: m.Secrets, SHA256: m.SHA256, Phase: m.Phase,
 		Message: m.Message, URL: m.URL, ValidationVerdict: m.ValidationVerdict,
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)

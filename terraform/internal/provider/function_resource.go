@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -54,6 +55,7 @@ type functionModel struct {
 	Auth              types.String  `tfsdk:"auth"`
 	CallbackURL       types.String  `tfsdk:"callback_url"`
 	CallbackSecret    types.String  `tfsdk:"callback_secret"`
+	Secrets           types.Map     `tfsdk:"secrets"`
 	SourceDir         types.String  `tfsdk:"source_dir"`
 	ZipFile           types.String  `tfsdk:"zip_file"`
 	BuildTimeoutSec   types.Int64   `tfsdk:"build_timeout_sec"`
@@ -177,6 +179,15 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Optional: true,
 				Description: "Name of a secret of the namespace whose value signs callbacks: " +
 					"`X-Sless-Signature: sha256=<HMAC-SHA256 of \"<X-Sless-Timestamp>.<body>\">`.",
+			},
+			"secrets": schema.MapAttribute{
+				ElementType: types.StringType,
+				Optional:    true, Computed: true,
+				Default: mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
+				Description: "Secrets of the namespace given to the function as environment variables: secret name → " +
+					"variable name, e.g. `{ dbpass = \"DB_PASSWORD\" }` (at most 16). Only names: values are stored with " +
+					"`PUT .../secrets/{name}` (`sless secret put`) and never reach the Terraform state. A secret that does " +
+					"not exist fails the apply (422); a new value restarts the function's workers.",
 			},
 			"source_dir": schema.StringAttribute{
 				Optional: true,
@@ -306,12 +317,22 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 	if !m.Egress.IsNull() && !m.Egress.IsUnknown() {
 		diags.Append(m.Egress.ElementsAs(ctx, &egress, false)...)
 	}
+	secrets := []SecretRef{}
+	if !m.Secrets.IsNull() && !m.Secrets.IsUnknown() {
+		var named map[string]string
+		diags.Append(m.Secrets.ElementsAs(ctx, &named, false)...)
+		for name, variable := range named {
+			secrets = append(secrets, SecretRef{Name: name, Env: variable})
+		}
+		sort.Slice(secrets, func(i, j int) bool { return secrets[i].Name < secrets[j].Name })
+	}
 	spec := FunctionSpec{
 		Runtime:    m.Runtime.ValueString(),
 		Entrypoint: m.Entrypoint.ValueString(),
 		Env:        env,
 		Egress:     egress,
 		Auth:       m.Auth.ValueString(),
+		Secrets:    secrets,
 	}
 	if !m.CallbackURL.IsNull() && !m.CallbackURL.IsUnknown() {
 		v := m.CallbackURL.ValueString()
@@ -382,6 +403,11 @@ func applyRemote(ctx context.Context, m *functionModel, f *Function) diag.Diagno
 	m.Auth = types.StringValue(f.Spec.Auth)
 	m.CallbackURL = types.StringPointerValue(f.Spec.CallbackURL)
 	m.CallbackSecret = types.StringPointerValue(f.Spec.CallbackSecret)
+	secrets := map[string]attr.Value{}
+	for _, ref := range f.Spec.Secrets {
+		secrets[ref.Name] = types.StringValue(ref.Env)
+	}
+	m.Secrets = types.MapValueMust(types.StringType, secrets)
 	if f.Spec.Code != nil {
 		m.SHA256 = types.StringValue(f.Spec.Code.SHA256)
 	} else {

@@ -203,3 +203,71 @@ def test_invoker_pod_posts_the_payload_and_keeps_the_answer() -> None:
         "http://gw/fn/ns/f",
     ]
     assert container["terminationMessagePolicy"] == "File"
+
+
+SECRET_SPEC = {"secrets": [{"name": "dbpass", "env": "DB_PASSWORD"}]}
+OWN_SECRET = "fn-hello-secrets"
+
+
+def test_secrets_come_from_the_functions_own_secret_as_env_and_read_only_files() -> None:
+    pod = render(**SECRET_SPEC)
+    container = pod["containers"][0]
+    assert {
+        "name": "DB_PASSWORD",
+        "valueFrom": {"secretKeyRef": {"name": OWN_SECRET, "key": "dbpass"}},
+    } in container["env"]
+    assert {"name": "secrets", "mountPath": "/run/secrets", "readOnly": True} in container[
+        "volumeMounts"
+    ]
+    volume = next(v for v in pod["volumes"] if v["name"] == "secrets")
+    assert volume["secret"]["secretName"] == OWN_SECRET
+    assert volume["secret"]["items"] == [{"key": "dbpass", "path": "dbpass"}]
+    checked = check_pod_spec(
+        pod, runtime_class="gvisor", require_digest=True, allowed_secret=OWN_SECRET
+    )
+    assert checked == []
+    # without secrets nothing of the kind is rendered
+    plain = render()
+    assert all("valueFrom" not in e for e in plain["containers"][0]["env"])
+    assert all("secret" not in v for v in plain["volumes"])
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path"),
+    [
+        (
+            lambda p: p["volumes"][-1]["secret"].update(secretName="registry-push"),
+            "spec.volumes[1]",
+        ),
+        (
+            lambda p: p["containers"][0]["env"][0]["valueFrom"]["secretKeyRef"].update(
+                name="sless-build-s3"
+            ),
+            "spec.containers[0].env[0].valueFrom",
+        ),
+        (
+            lambda p: p["containers"][0]["env"].append(
+                {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}
+            ),
+            "spec.containers[0].env[",
+        ),
+        (
+            lambda p: p["containers"][0]["volumeMounts"][-1].update(readOnly=False),
+            "spec.containers[0].volumeMounts[1].readOnly",
+        ),
+    ],
+)
+def test_checker_admits_only_the_functions_own_secret_read_only(mutate, path: str) -> None:  # type: ignore[no-untyped-def]
+    pod = copy.deepcopy(render(**SECRET_SPEC))
+    mutate(pod)
+    violations = check_pod_spec(
+        pod, runtime_class="gvisor", require_digest=True, allowed_secret=OWN_SECRET
+    )
+    assert any(v.path.startswith(path) for v in violations), violations
+
+
+def test_a_pod_may_read_no_secret_unless_one_is_allowed() -> None:
+    violations = check_pod_spec(render(**SECRET_SPEC), runtime_class="gvisor")
+    paths = {v.path for v in violations}
+    assert "spec.volumes[1].secret" in paths
+    assert "spec.containers[0].env[0].valueFrom" in paths

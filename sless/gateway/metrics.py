@@ -1,0 +1,301 @@
+"""Prometheus metrics of one gateway: per function invocations, and the platform's state.
+
+Names follow OpenFaaS where it has one (``gateway_function_invocation_total``,
+``gateway_functions_seconds``, ``gateway_function_invocation_started``,
+``gateway_service_count``) and Prometheus conventions elsewhere (``sless_*``).
+
+**Labels are bounded.** ``namespace`` and ``function_name`` come only from calls to a
+function that exists (the invocation path sets ``known`` after the backend found it), so
+they are bounded by the tenants and their ``max_functions`` quota; a tenant that creates
+and deletes functions over and over could still mint names, so each namespace keeps at
+most ``2 * max_functions`` function series and counts the rest under
+``function_name="_other"``, and the whole table is capped at ``MAX_FUNCTION_SERIES``
+(beyond it: ``namespace="_other"``). ``code`` is one of ``KNOWN_CODES`` or a class
+(``2xx``...). ``stage`` and ``verdict`` are the validator's fixed names. No path, header,
+query or body ever becomes a label.
+
+**The invoke path is cheap:** ``record`` looks up one dict entry per call (a ``_Series`` of
+pre-bound children), then increments; a code's counter child is bound once per code.
+
+The registry is per app (``create_app`` builds one), never the process-global default:
+several gateways in one test process must not share counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+if TYPE_CHECKING:
+    from sless.validation import Report
+
+#: HTTP status codes kept as they are; any other one is counted by class (``4xx``)
+KNOWN_CODES = frozenset(
+    {200, 201, 202, 204, 400, 401, 403, 404, 408, 413, 422, 429, 500, 502, 503, 504}
+)
+_CODE_LABELS = {code: str(code) for code in KNOWN_CODES}
+#: at most this many (namespace, function) series in one gateway
+MAX_FUNCTION_SERIES = 10_000
+OTHER = "_other"
+TEXT_CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+#: seconds: OpenFaaS-like buckets from 5 ms to the longest timeout (900 s)
+_SECONDS_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
+
+
+def code_label(status: int) -> str:
+    return _CODE_LABELS.get(status) or f"{status // 100}xx"
+
+
+class _Series:
+    """The pre-bound children of one function."""
+
+    __slots__ = ("_codes", "_labels", "_total", "seconds", "started", "throttled", "timeouts")
+
+    def __init__(self, metrics: GatewayMetrics, namespace: str, name: str) -> None:
+        self._total = metrics.invocations
+        self._codes: dict[int, Any] = {}
+        labels = (namespace, name)
+        self.seconds = metrics.seconds.labels(*labels)
+        self.started = metrics.started.labels(*labels)
+        self.timeouts = metrics.timeouts.labels(*labels)
+        self.throttled = metrics.throttled.labels(*labels)
+        self._labels = labels
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        return self._labels
+
+    def code(self, status: int) -> Any:
+        child = self._codes.get(status)
+        if child is None:
+            child = self._codes[status] = self._total.labels(*self._labels, code_label(status))
+        return child
+
+
+class GatewayMetrics:
+    def __init__(self, *, max_functions_per_namespace: int) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.max_per_namespace = max(1, 2 * max_functions_per_namespace)
+        fn = ("namespace", "function_name")
+        r = self.registry
+        self.invocations = Counter(
+            "gateway_function_invocation",
+            "Calls of a function, by HTTP status code (known codes, else the class: 4xx)",
+            (*fn, "code"),
+            registry=r,
+        )
+        self.seconds = Histogram(
+            "gateway_functions_seconds",
+            "Duration of a function call as the gateway saw it",
+            fn,
+            buckets=_SECONDS_BUCKETS,
+            registry=r,
+        )
+        self.started = Counter(
+            "gateway_function_invocation_started",
+            "Calls that reached an existing function (synchronous and queued)",
+            fn,
+            registry=r,
+        )
+        self.timeouts = Counter(
+            "gateway_function_timeouts",
+            "Calls that ran past the function's timeout_s",
+            fn,
+            registry=r,
+        )
+        self.throttled = Counter(
+            "gateway_function_throttled",
+            "Calls refused with 429 (the tenant's rate or concurrency limit)",
+            fn,
+            registry=r,
+        )
+        self.inflight = Gauge("gateway_function_inflight", "Calls being served now", fn, registry=r)
+        self.replicas = Gauge(
+            "gateway_service_count",
+            "Workers (embedded) running the function now",
+            fn,
+            registry=r,
+        )
+        self.cold_starts = Gauge(
+            "gateway_function_cold_starts",
+            "Workers started for the function's serving version (a counter per version;"
+            " it restarts from 0 on a new version)",
+            fn,
+            registry=r,
+        )
+        self.verdicts = Counter(
+            "sless_upload_verdicts",
+            "Upload validation verdicts by stage (archive, static, manifest, llm...)",
+            ("stage", "verdict"),
+            registry=r,
+        )
+        self.validation_seconds = Histogram(
+            "sless_validation_duration_seconds",
+            "Duration of one validation stage of one upload (cached reports not counted)",
+            ("stage",),
+            buckets=(0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300),
+            registry=r,
+        )
+        self.queue_depth = Gauge(
+            "sless_async_queue_depth",
+            "Queued asynchronous calls, by state",
+            ("state",),
+            registry=r,
+        )
+        self.cron_ticks = Gauge(
+            "sless_cron_ticks_fired",
+            "Cron ticks this process won and fired since it started",
+            registry=r,
+        )
+        self._series: dict[tuple[str, str], _Series] = {}
+        self._per_namespace: dict[str, int] = {}
+
+    def watch_recorder(self, recorder: Any) -> None:
+        """Export the invocation writer's own counters, read at every scrape."""
+        self.registry.register(_RecorderCollector(recorder))
+
+    # -- the invoke path ---------------------------------------------------------------
+
+    def series(self, namespace: str, name: str) -> _Series:
+        key = (namespace, name)
+        found = self._series.get(key)
+        if found is not None:
+            return found
+        # names past a bound are not remembered: a tenant minting names fills neither the
+        # table nor another tenant's share of it
+        if len(self._series) >= MAX_FUNCTION_SERIES:
+            key = (OTHER, OTHER)
+        elif self._per_namespace.get(namespace, 0) >= self.max_per_namespace:
+            key = (namespace, OTHER)
+        found = self._series.get(key)
+        if found is None:
+            found = self._series[key] = _Series(self, *key)
+            self._per_namespace[key[0]] = self._per_namespace.get(key[0], 0) + 1
+        return found
+
+    def record(self, namespace: str, name: str, status: int, seconds: float) -> None:
+        """One call of an existing function ended (the invoke path's ``finally``)."""
+        series = self.series(namespace, name)
+        series.started.inc()
+        series.code(status).inc()
+        series.seconds.observe(seconds)
+        if status == 504:
+            series.timeouts.inc()
+        elif status == 429:
+            series.throttled.inc()
+
+    # -- the platform ------------------------------------------------------------------
+
+    def record_validation(self, report: Report, *, cached: bool) -> None:
+        """An upload's verdict (``stage="final"``: every upload, cached reports included)
+        and, for a report made now, each stage's verdict and duration."""
+        self.verdicts.labels("final", report.verdict.value).inc()
+        if cached:
+            return
+        for stage in report.stages:
+            self.verdicts.labels(stage.name, stage.verdict.value).inc()
+            self.validation_seconds.labels(stage.name).observe(stage.duration_ms / 1000)
+
+    def set_instances(self, counts: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+        """``(namespace, name) → (workers, started, in flight)`` from the backend, at scrape."""
+        for gauge in (self.replicas, self.cold_starts, self.inflight):
+            gauge.clear()
+        for (namespace, name), (workers, started, inflight) in counts.items():
+            labels = self.series_labels(namespace, name)
+            self.replicas.labels(*labels).inc(workers)
+            self.cold_starts.labels(*labels).inc(started)
+            self.inflight.labels(*labels).inc(inflight)
+
+    def series_labels(self, namespace: str, name: str) -> tuple[str, str]:
+        series = self.series(namespace, name)
+        return series.labels
+
+    # -- exposition --------------------------------------------------------------------
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def of_namespace(self, namespace: str) -> list[Metric]:
+        """The function metrics whose ``namespace`` label is ``namespace``."""
+        found = []
+        for metric in self.registry.collect():
+            samples = [s for s in metric.samples if s.labels.get("namespace") == namespace]
+            if samples:
+                copy = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+                copy.samples = samples
+                found.append(copy)
+        return found
+
+
+def render_text(metrics: Iterable[Metric]) -> bytes:
+    """Prometheus text exposition of ``metrics`` (what ``generate_latest`` does for a registry)."""
+
+    class _Only:
+        def collect(self) -> Iterable[Metric]:
+            return metrics
+
+    return generate_latest(_Only())
+
+
+def as_json(metrics: Iterable[Metric]) -> dict[str, Any]:
+    """``{function: {metric: value | {label: value}}}`` for a tenant's view."""
+    functions: dict[str, dict[str, Any]] = {}
+    for metric in metrics:
+        for sample in metric.samples:
+            name = sample.labels.get("function_name")
+            if name is None or sample.name.endswith("_created"):
+                continue
+            entry = functions.setdefault(name, {})
+            extra = {
+                k: v for k, v in sample.labels.items() if k not in ("namespace", "function_name")
+            }
+            if not extra:
+                entry[sample.name] = sample.value
+            else:
+                key = ",".join(f"{k}={v}" for k, v in sorted(extra.items()))
+                entry.setdefault(sample.name, {})[key] = sample.value
+    return {"functions": functions}
+
+
+class _RecorderCollector:
+    """The invocation writer's figures (``sless.store.InvocationRecorder``) as counters: it
+    counts them itself, so they are read at scrape time rather than mirrored."""
+
+    def __init__(self, recorder: Any) -> None:
+        self._recorder = recorder
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # read at collect time only: no fixed description to check at register
+
+    def collect(self) -> Iterable[Metric]:
+        r = self._recorder
+        yield CounterMetricFamily(
+            "sless_invocation_records_written",
+            "Invocation records written to PostgreSQL since start",
+            value=r.written,
+        )
+        yield CounterMetricFamily(
+            "sless_invocation_records_dropped",
+            "Invocation records dropped (writer queue full) since start",
+            value=r.dropped,
+        )
+        yield CounterMetricFamily(
+            "sless_invocation_records_replayed",
+            "Invocation records replayed from the write-ahead journal at start",
+            value=r.replayed,
+        )
+        yield CounterMetricFamily(
+            "sless_invocation_journal_errors",
+            "Records that could not be appended to the write-ahead journal (disk full...)",
+            value=r.journal_errors,
+        )
+        yield GaugeMetricFamily(
+            "sless_invocation_records_buffered",
+            "Invocation records waiting to be written",
+            value=r.buffered,
+        )

@@ -1,0 +1,72 @@
+"""``GET /metrics`` (the provider's scrape: admin token or ``SLESS_METRICS_TOKEN``) and
+``GET /v1/namespaces/{ns}/metrics`` (a tenant's own functions, JSON or Prometheus text).
+
+The platform gauges (instances, queue depth, writer buffer) are read when scraped: the
+queue depth is one grouped ``count(*)`` over ``invocation_queue``, the rest is in memory.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse, Response
+
+from sless.errors import Unauthorized
+from sless.gateway.deps import NamespaceDep, PlatformDep, bearer_token, get_principal
+from sless.gateway.metrics import TEXT_CONTENT_TYPE, as_json, render_text
+from sless.gateway.platform import Platform
+
+router = APIRouter()
+
+_QUEUE_DEPTH = "SELECT state, count(*) AS n FROM invocation_queue GROUP BY state"
+
+
+async def _refresh(platform: Platform) -> None:
+    metrics = platform.metrics
+    metrics.set_instances(platform.backend.instance_counts())
+    scheduler = platform.events.scheduler
+    metrics.cron_ticks.set(scheduler.fired if scheduler is not None else 0)
+    rows = await platform.db.fetch(_QUEUE_DEPTH)
+    metrics.queue_depth.clear()
+    for state in ("queued", "running", "dead"):
+        metrics.queue_depth.labels(state).set(0)
+    for row in rows:
+        if row["state"] in ("queued", "running", "dead"):
+            metrics.queue_depth.labels(row["state"]).set(row["n"])
+
+
+async def _authorize(request: Request, platform: Platform) -> None:
+    configured = platform.settings.metrics.token
+    token = bearer_token(request.headers.get("authorization"))
+    if (
+        configured is not None
+        and token is not None
+        and hmac.compare_digest(token.encode(), configured.get_secret_value().encode())
+    ):
+        return
+    principal = await get_principal(request, platform)
+    if not principal.is_admin:
+        raise Unauthorized("/metrics needs the provider admin token or SLESS_METRICS_TOKEN")
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request, platform: PlatformDep) -> Response:
+    await _authorize(request, platform)
+    await _refresh(platform)
+    return Response(platform.metrics.text(), media_type=TEXT_CONTENT_TYPE)
+
+
+@router.get("/v1/namespaces/{ns}/metrics")
+async def namespace_metrics(
+    ns: NamespaceDep,
+    platform: PlatformDep,
+    accept: Annotated[str | None, Header()] = None,
+) -> Response:
+    """The caller's functions only (selected by the ``namespace`` label)."""
+    platform.metrics.set_instances(platform.backend.instance_counts())
+    found = platform.metrics.of_namespace(ns)
+    if accept is not None and "text/plain" in accept:
+        return Response(render_text(found), media_type=TEXT_CONTENT_TYPE)
+    return JSONResponse({"namespace": ns, **as_json(found)})
