@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
-import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator
@@ -35,33 +33,28 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import asyncpg
-from pydantic import SecretStr
 
 from sless.backends.base import Upstream
-from sless.backends.local.building import Build, Builder, BuildError
+from sless.backends.local.building import Builder, BuildError
+from sless.backends.local.http_triggers import TRIGGERS_CHANNEL, HttpTriggerView
+from sless.backends.local.launching import MissingSecrets, WorkerLauncher, version_of
+from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
+from sless.backends.local.triggering import TriggerTables
 from sless.config import Settings
-from sless.errors import NotFound, NotReady, UpstreamError
+from sless.errors import NotFound, NotReady
 from sless.models import (
     CodeRef,
     Function,
-    FunctionJob,
     FunctionSpec,
-    JobSpec,
     Phase,
-    Trigger,
-    TriggerSpec,
 )
 from sless.sandbox import (
     EgressProxy,
-    Limits,
     PrestartPool,
-    SandboxSpec,
     Worker,
-    WorkerStartError,
     check_handler,
     default_runtimes_dir,
-    start_worker,
 )
 from sless.store import (
     NOTIFY_CHANNEL,
@@ -80,32 +73,9 @@ log = logging.getLogger(__name__)
 _RESYNC_INTERVAL_S = 30.0
 _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
-#: notified after every trigger write, so every gateway re-reads its http trigger view
-TRIGGERS_CHANNEL = "sless_triggers"
-#: per function with at least one http trigger: whether one of them is enabled
-_HTTP_TRIGGERS = """
-SELECT namespace, spec->>'function' AS function,
-       bool_or(coalesce((spec->>'enabled')::boolean, true)) AS open
-  FROM triggers
- WHERE spec->>'type' = 'http'
- GROUP BY namespace, spec->>'function'
-"""
 
 
-def version_of(spec: FunctionSpec, secret_stamps: dict[str, str] | None = None) -> str:
-    """A digest of everything that shapes a worker: code, env, limits, and when each of its
-    secrets was last written (not their values: a digest of a short value could be
-    brute-forced from a log line)."""
-    shape = {"spec": spec.model_dump(mode="json"), "secrets": secret_stamps or {}}
-    text = json.dumps(shape, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-class MissingSecrets(Exception):
-    """A function names secrets that no longer exist (deleted after its PUT)."""
-
-
-class LocalBackend:
+class LocalBackend(TriggerTables):
     #: cron, jobs and RabbitMQ consumers run in ``sless up`` itself
     events_in_process: ClassVar[bool] = True
 
@@ -129,7 +99,10 @@ class LocalBackend:
         )
         self.max_workers_per_function = max_workers_per_function
         self.runtimes_dir = default_runtimes_dir()
-        self.logs_dir = settings.data_dir / "logs"
+        self.logfiles = LogFiles(
+            settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
+        )
+        self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
         self._index: dict[Key, FunctionRecord] = {}
         self._pools: dict[Key, FunctionPool] = {}
         self._dirty: dict[Key, asyncio.Event] = {}
@@ -138,42 +111,42 @@ class LocalBackend:
         self._listener: asyncpg.Connection | None = None
         self._run_dir: Path | None = None
         self._draining: set[asyncio.Task[None]] = set()
-        #: (namespace, function) -> some http trigger of it is enabled; absent: none exists
-        self._http_open: dict[Key, bool] = {}
-        self._http_dirty = asyncio.Event()
-        self._http_task: asyncio.Task[None] | None = None
-        #: generic workers that a function's first worker is made from (None: off)
-        self.prestart: PrestartPool | None = None
+        self.http_triggers = HttpTriggerView(pool)
+
+    @property
+    def prestart(self) -> PrestartPool | None:
+        """The pre-started generic workers (None: off, or not started)."""
+        return self.launcher.prestart
 
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
         # Unix socket paths are limited to 108 bytes: keep them short, under /tmp.
         self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
+        self.launcher.run_dir = self._run_dir
         sandbox = self.settings.sandbox
         if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
-            self.prestart = PrestartPool(
+            self.launcher.prestart = PrestartPool(
                 # next to the builds: the code is hard-linked from there
                 slots_dir=self.settings.data_dir / "prestart",
                 sockets_dir=self._run_dir,
                 size=sandbox.prestart_size,
-                limits=self._limits(FunctionSpec.model_fields["memory_mb"].default),
+                limits=self.launcher.limits(FunctionSpec.model_fields["memory_mb"].default),
                 runtimes_dir=self.runtimes_dir,
                 bwrap=sandbox.bwrap,
                 start_timeout_s=sandbox.start_timeout_s,
             )
-            self.prestart.start()
+            self.launcher.prestart.start()
         self._listener = await self.db.acquire()
         await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
-        await self._listener.add_listener(TRIGGERS_CHANNEL, self._on_trigger_notify)
-        await self.refresh_http_triggers()
+        await self._listener.add_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
+        await self.http_triggers.refresh()
         await self.resync()
         self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
 
     async def stop(self) -> None:
-        if self._http_task is not None:
-            self._tasks.append(self._http_task)
-            self._http_task = None
+        if (refreshing := self.http_triggers.detach()) is not None:
+            self._tasks.append(refreshing)
         for task in [*self._tasks, *self._workers.values()]:
             task.cancel()
         for task in [*self._tasks, *self._workers.values()]:
@@ -184,12 +157,12 @@ class LocalBackend:
         grace = self.settings.gateway.shutdown_grace_s
         await asyncio.gather(*(pool.close(grace) for pool in self._pools.values()))
         self._pools.clear()
-        if self.prestart is not None:
-            await self.prestart.close()
+        if self.launcher.prestart is not None:
+            await self.launcher.prestart.close()
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
-                await self._listener.remove_listener(TRIGGERS_CHANNEL, self._on_trigger_notify)
+                await self._listener.remove_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
             await self.db.release(self._listener)
             self._listener = None
         if self._run_dir is not None:
@@ -213,11 +186,11 @@ class LocalBackend:
                     await pool.reap_idle(self.settings.sandbox.idle_timeout_s)
                 except Exception:
                     log.exception("reaping %s failed", pool.name)
-            self._cap_logs()
+            self.logfiles.cap()
             if ticks * _REAP_INTERVAL_S >= _RESYNC_INTERVAL_S:
                 ticks = 0
                 with contextlib.suppress(asyncpg.PostgresError, OSError):
-                    await self.refresh_http_triggers()
+                    await self.http_triggers.refresh()
                     await self.resync()
 
     async def resync(self) -> None:
@@ -228,37 +201,12 @@ class LocalBackend:
 
     # -- the http trigger view -----------------------------------------------------------
 
-    def _on_trigger_notify(self, _conn: object, _pid: int, _channel: str, _payload: str) -> None:
-        # notifications that arrive during a re-read coalesce into one more re-read
-        self._http_dirty.set()
-        if self._http_task is None or self._http_task.done():
-            self._http_task = asyncio.create_task(self._refresh_http_loop())
-
-    async def _refresh_http_loop(self) -> None:
-        while self._http_dirty.is_set():
-            self._http_dirty.clear()
-            try:
-                await self.refresh_http_triggers()
-            except (asyncpg.PostgresError, OSError) as e:
-                log.warning("re-reading http triggers failed, will retry: %s", type(e).__name__)
-                await asyncio.sleep(1.0)
-                self._http_dirty.set()
-
     async def refresh_http_triggers(self) -> None:
-        rows = await self.db.fetch(_HTTP_TRIGGERS)
-        self._http_open = {(r["namespace"], r["function"]): bool(r["open"]) for r in rows}
-
-    async def _triggers_changed(self) -> None:
-        """Bring this process's view up to date now, and tell the other processes."""
-        await self.refresh_http_triggers()
-        await self.db.execute("SELECT pg_notify($1, '')", TRIGGERS_CHANNEL)
+        await self.http_triggers.refresh()
 
     def http_disabled(self, namespace: str, name: str) -> bool:
-        """The function has http triggers and every one of them is disabled. No I/O.
-
-        A function without any http trigger is reachable at ``/fn/...`` as it always was.
-        """
-        return self._http_open.get((namespace, name)) is False
+        """The function has http triggers and every one of them is disabled. No I/O."""
+        return self.http_triggers.disabled(namespace, name)
 
     # -- reconciling -------------------------------------------------------------------
 
@@ -290,7 +238,7 @@ class LocalBackend:
             pool = self._pools.pop(key, None)
             if pool is not None:
                 await pool.close(self.settings.gateway.shutdown_grace_s)
-            self._remove_logs(key)
+            self.logfiles.remove(*key)
             return
         self._index[key] = record
         function = record.function
@@ -313,10 +261,12 @@ class LocalBackend:
         if not updated:
             return  # the spec changed meanwhile; the newer change reconciles
         try:
-            secret_env, _ = await self._secret_env(namespace, spec)
+            secret_env, _ = await self.launcher.secret_env(namespace, spec)
             build = await self.builder.ensure_built(spec.runtime, code.sha256)
             ok, message = await check_handler(
-                self._sandbox_spec(namespace, name, spec, build, serial=0, secret_env=secret_env),
+                self.launcher.sandbox_spec(
+                    namespace, name, spec, build, serial=0, secret_env=secret_env
+                ),
                 runtimes_dir=self.runtimes_dir,
                 bwrap=self.settings.sandbox.bwrap,
                 unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
@@ -348,7 +298,7 @@ class LocalBackend:
             return
         namespace, name = key
         try:
-            secret_env, stamps = await self._secret_env(namespace, serving)
+            secret_env, stamps = await self.launcher.secret_env(namespace, serving)
         except MissingSecrets as e:
             # keep what serves (with the values it started with) rather than start workers
             # without a variable the handler expects
@@ -365,7 +315,7 @@ class LocalBackend:
         proxy: EgressProxy | None = None
         if serving.egress:
             proxy = EgressProxy(
-                self._short_path(f"{namespace}/{name}/{version}", "egress.sock"),
+                self.launcher.short_path(f"{namespace}/{name}/{version}", "egress.sock"),
                 serving.egress,
                 name=f"{namespace}/{name}",
             )
@@ -373,7 +323,7 @@ class LocalBackend:
         egress_socket = proxy.socket_path if proxy is not None else None
 
         async def factory(serial: int) -> Worker:
-            return await self._start_worker(
+            return await self.launcher.start(
                 namespace,
                 name,
                 serving,
@@ -403,22 +353,6 @@ class LocalBackend:
         except Exception as e:
             log.warning("could not pre-warm %s/%s: %s", namespace, name, e)
 
-    # -- secrets -----------------------------------------------------------------------
-
-    async def _secret_env(
-        self, namespace: str, spec: FunctionSpec
-    ) -> tuple[dict[str, SecretStr], dict[str, str]]:
-        """``env name → value`` of the spec's secrets, and when each was last written."""
-        if not spec.secrets:
-            return {}, {}
-        found = await self.secrets.reveal_many(namespace, spec.secret_names())
-        missing = sorted(set(spec.secret_names()) - set(found))
-        if missing:
-            raise MissingSecrets(f"secret {missing[0]!r} does not exist (any more)")
-        env = {ref.env: found[ref.name][0] for ref in spec.secrets}
-        stamps = {ref.name: found[ref.name][1].isoformat() for ref in spec.secrets}
-        return env, stamps
-
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Reconcile, in every gateway process, the functions that use secret ``name``."""
         for (ns, function), record in list(self._index.items()):
@@ -428,131 +362,9 @@ class LocalBackend:
                 payload = json.dumps({"namespace": ns, "name": function})
                 await self.db.execute("SELECT pg_notify($1, $2)", NOTIFY_CHANNEL, payload)
 
-    # -- workers -----------------------------------------------------------------------
-
-    def _short_path(self, identity: str, suffix: str) -> Path:
-        """A path under the run dir short enough for a Unix socket (108 bytes)."""
-        if self._run_dir is None:
-            raise RuntimeError("backend not started")
-        digest = hashlib.sha256(identity.encode()).hexdigest()[:12]
-        return self._run_dir / f"{digest}-{suffix}"
-
-    def _sandbox_spec(
-        self,
-        namespace: str,
-        name: str,
-        spec: FunctionSpec,
-        build: Build,
-        *,
-        serial: int,
-        egress_socket: Path | None = None,
-        secret_env: dict[str, SecretStr] | None = None,
-    ) -> SandboxSpec:
-        socket_dir = self._short_path(f"{namespace}/{name}", str(serial))
-        socket_dir.mkdir(parents=True, exist_ok=True)
-        log_file = self.logs_dir / namespace / f"{name}.log"
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        return SandboxSpec(
-            name=f"{namespace}.{name}.{serial}",
-            runtime=spec.runtime.value,
-            code_dir=build.code_dir,
-            deps_dir=build.deps_dir,
-            entrypoint=spec.entrypoint,
-            env={
-                **spec.env,
-                **{k: v.get_secret_value() for k, v in (secret_env or {}).items()},
-            },
-            function=name,
-            namespace=namespace,
-            socket_dir=socket_dir,
-            log_file=log_file,
-            limits=self._limits(spec.memory_mb),
-            # never the host's network: egress goes through the allowlisting proxy
-            network=False,
-            egress_socket=egress_socket,
-            timeout_s=spec.timeout_s,
-            concurrency=spec.concurrency,
-        )
-
-    def _limits(self, memory_mb: int) -> Limits:
-        sandbox = self.settings.sandbox
-        return Limits(
-            memory_mb=memory_mb,
-            cpu_seconds=None,
-            max_processes=sandbox.max_processes,
-            max_open_files=sandbox.max_open_files,
-            tmp_size_mb=sandbox.tmp_size_mb,
-        )
-
-    async def _start_worker(
-        self,
-        namespace: str,
-        name: str,
-        spec: FunctionSpec,
-        build: Build,
-        serial: int,
-        *,
-        egress_socket: Path | None,
-        secret_env: dict[str, SecretStr],
-    ) -> Worker:
-        sandbox_spec = self._sandbox_spec(
-            namespace,
-            name,
-            spec,
-            build,
-            serial=serial,
-            egress_socket=egress_socket,
-            secret_env=secret_env,
-        )
-        if self.prestart is not None:
-            worker = await self.prestart.take(sandbox_spec)
-            if worker is not None:
-                return worker
-        try:
-            return await start_worker(
-                sandbox_spec,
-                runtimes_dir=self.runtimes_dir,
-                bwrap=self.settings.sandbox.bwrap,
-                unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
-                start_timeout_s=self.settings.sandbox.start_timeout_s,
-            )
-        except WorkerStartError as e:
-            log.warning("worker of %s/%s did not start: %s", namespace, name, e)
-            raise UpstreamError(
-                "the function's worker did not start; see the function's logs"
-            ) from None
-
-    # -- logs --------------------------------------------------------------------------
-
-    def _log_path(self, namespace: str, name: str) -> Path:
-        return self.logs_dir / namespace / f"{name}.log"
-
-    def _remove_logs(self, key: Key) -> None:
-        self._log_path(*key).unlink(missing_ok=True)
-
-    def _cap_logs(self) -> None:
-        """Keep each log under its cap: keep the newest half, drop the rest.
-
-        Workers write with O_APPEND, so truncating in place is safe: their next write
-        lands at the new end.
-        """
-        limit = self.settings.sandbox.log_max_bytes
-        if not self.logs_dir.exists():
-            return
-        for path in self.logs_dir.glob("*/*.log"):
-            with contextlib.suppress(OSError):
-                if path.stat().st_size <= limit:
-                    continue
-                with open(path, "r+b") as f:
-                    f.seek(-limit // 2, os.SEEK_END)
-                    tail = f.read()
-                    f.seek(0)
-                    f.truncate()
-                    f.write(b"[earlier output dropped]\n" + tail)
-
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
         await self.functions.get(namespace, name)
-        return await asyncio.to_thread(_read_tail, self._log_path(namespace, name), tail_bytes)
+        return await self.logfiles.tail(namespace, name, tail_bytes)
 
     # -- desired state -----------------------------------------------------------------
 
@@ -582,7 +394,7 @@ class LocalBackend:
 
     async def delete_namespace(self, namespace: str) -> None:
         await self.triggers.delete_namespace(namespace)
-        await self._triggers_changed()
+        await self.http_triggers.changed_here()
         await self.jobs.delete_namespace(namespace)
         await QueueRepository(self.db).delete_namespace(namespace)
         for record in await self.functions.delete_namespace(namespace):
@@ -684,45 +496,3 @@ class LocalBackend:
         pool = self._pools.get((namespace, name))
         if pool is not None:
             await pool.keep_warm_until(until)
-
-    # -- triggers and jobs -------------------------------------------------------------
-    # The scheduler and the job runner (sless.events) act on these tables.
-
-    async def put_trigger(
-        self, namespace: str, name: str, spec: TriggerSpec
-    ) -> tuple[Trigger, bool]:
-        record, created = await self.triggers.put(namespace, name, spec)
-        await self._triggers_changed()
-        return record.trigger, created
-
-    async def get_trigger(self, namespace: str, name: str) -> Trigger:
-        return (await self.triggers.get(namespace, name)).trigger
-
-    async def list_triggers(self, namespace: str) -> list[Trigger]:
-        return [record.trigger for record in await self.triggers.list_all(namespace)]
-
-    async def delete_trigger(self, namespace: str, name: str) -> None:
-        await self.triggers.delete(namespace, name)
-        await self._triggers_changed()
-
-    async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
-        record, created = await self.jobs.put(namespace, name, spec)
-        return record.job, created
-
-    async def get_job(self, namespace: str, name: str) -> FunctionJob:
-        return (await self.jobs.get(namespace, name)).job
-
-    async def list_jobs(self, namespace: str) -> list[FunctionJob]:
-        return [record.job for record in await self.jobs.list_all(namespace)]
-
-    async def delete_job(self, namespace: str, name: str) -> None:
-        await self.jobs.delete(namespace, name)
-
-
-def _read_tail(path: Path, tail_bytes: int) -> str:
-    if not path.exists():
-        return ""
-    with open(path, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        f.seek(max(0, size - tail_bytes))
-        return f.read().decode("utf-8", "replace")
