@@ -19,7 +19,6 @@ in place before the operator can see code held for review, or it could build it.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import random
@@ -29,6 +28,8 @@ from typing import Any, ClassVar, TypeVar
 
 from sless.backends.base import Upstream
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
+from sless.backends.kubernetes.function_secrets import FunctionSecrets
+from sless.backends.kubernetes.logs import pod_logs
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
     PLURAL,
@@ -36,14 +37,15 @@ from sless.backends.kubernetes.resources import (
     Serving,
     function_from_body,
     function_of_service,
+    is_function_slice,
     is_terminating,
-    job_from_body,
+    key_of,
     new_body,
     service_name,
     serving_of,
-    trigger_from_body,
 )
 from sless.backends.kubernetes.storing import ResourceStore
+from sless.backends.kubernetes.triggering import TriggerResources
 from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
@@ -52,14 +54,9 @@ from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi, object_pat
 from sless.models import (
     CodeRef,
     Function,
-    FunctionJob,
     FunctionSpec,
-    JobSpec,
     Phase,
-    Trigger,
-    TriggerSpec,
     is_dns1123_label,
-    namespace_for,
 )
 from sless.policies import labels
 from sless.store import SecretRepository
@@ -70,7 +67,6 @@ Key = tuple[str, str]
 T = TypeVar("T")
 
 _WRITE_ATTEMPTS = 5
-_TENANT_NAMESPACE_PREFIX = namespace_for("")
 _LOG_PODS = 5
 
 
@@ -78,7 +74,7 @@ class _Deleting(Conflict):
     """The function is deleted and its finalizer still runs: retrying now will not help."""
 
 
-class KubernetesBackend:
+class KubernetesBackend(TriggerResources):
     #: the operator makes CronJobs and Jobs; RabbitMQ consumers run in ``sless events``
     events_in_process: ClassVar[bool] = False
 
@@ -92,10 +88,10 @@ class KubernetesBackend:
         secrets: SecretRepository | None = None,
     ) -> None:
         self.settings = settings
-        #: the tenants' secrets (PostgreSQL): written into each function's own Secret
-        self._secrets = secrets
         kube = settings.kubernetes
         self.api = KubeApi(kube)
+        #: the tenants' secrets (PostgreSQL), written into each function's own Secret
+        self._function_secrets = FunctionSecrets(self.api, secrets)
         self._api_version = f"{kube.group}/{kube.version}"
         self._root = f"/apis/{kube.group}/{kube.version}"
         self._sync_timeout_s = sync_timeout_s
@@ -180,12 +176,12 @@ class KubernetesBackend:
 
     def _reset_functions(self, items: list[dict[str, Any]]) -> None:
         before = set(self._functions)
-        self._functions = {_key_of(item): serving_of(item) for item in items}
+        self._functions = {key_of(item): serving_of(item) for item in items}
         for key in before | set(self._functions):
             self._sync_pool(key)
 
     def _function_event(self, kind: str, item: dict[str, Any]) -> None:
-        key = _key_of(item)
+        key = key_of(item)
         if kind == "DELETED":
             self._functions.pop(key, None)
         else:
@@ -193,11 +189,11 @@ class KubernetesBackend:
         self._sync_pool(key)
 
     def _reset_slices(self, items: list[dict[str, Any]]) -> None:
-        for namespace, service in self._slices.reset(i for i in items if _is_function_slice(i)):
+        for namespace, service in self._slices.reset(i for i in items if is_function_slice(i)):
             self._service_changed(namespace, service)
 
     def _slice_event(self, kind: str, item: dict[str, Any]) -> None:
-        if not _is_function_slice(item):
+        if not is_function_slice(item):
             return
         for namespace, service in self._slices.apply(kind, item):
             self._service_changed(namespace, service)
@@ -283,47 +279,6 @@ class KubernetesBackend:
 
     # -- a function's Secret ---------------------------------------------------------
 
-    async def _write_function_secret(
-        self, namespace: str, name: str, spec: FunctionSpec
-    ) -> str | None:
-        """Apply ``fn-<name>-secrets`` with the values the spec names (or delete it when it
-        names none); return the version for the pod template: when each was last written.
-        """
-        secret_path = object_path("v1", "Secret", namespace, labels.function_secret_name(name))
-        if not spec.secrets:
-            with contextlib.suppress(NotFound, Forbidden):
-                await self.api.delete(secret_path)
-            return None
-        if self._secrets is None:
-            raise Invalid("secrets in functions need the gateway's database in this process")
-        found = await self._secrets.reveal_many(namespace, spec.secret_names())
-        missing = sorted(set(spec.secret_names()) - set(found))
-        if missing:
-            raise Invalid(f"secret {missing[0]!r} not found in namespace {namespace}")
-        data = {
-            ref.name: base64.b64encode(found[ref.name][0].get_secret_value().encode()).decode()
-            for ref in spec.secrets
-        }
-        body = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {
-                "name": labels.function_secret_name(name),
-                "namespace": namespace,
-                "labels": labels.function_labels(name),
-            },
-            "type": "Opaque",
-            "immutable": False,
-            "data": data,
-        }
-        try:
-            await self.api.apply(body)
-        except Forbidden:
-            raise BackendUnavailable(
-                "the gateway may not write Secrets in tenant namespaces (deploy/rbac/gateway.yaml)"
-            ) from None
-        return ",".join(f"{ref.name}={found[ref.name][1].isoformat()}" for ref in spec.secrets)
-
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Rewrite the Secret and the version annotation of every function naming ``name``:
         the operator re-renders the Deployment and its pods roll."""
@@ -331,7 +286,9 @@ class KubernetesBackend:
             if name not in function.spec.secret_names():
                 continue
             try:
-                version = await self._write_function_secret(namespace, function.name, function.spec)
+                version = await self._function_secrets.write(
+                    namespace, function.name, function.spec
+                )
             except Invalid as e:
                 log.warning("function %s/%s: %s", namespace, function.name, e.message)
                 continue
@@ -342,7 +299,7 @@ class KubernetesBackend:
 
     async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
         # the Secret first: the pods the operator renders next find it
-        secrets_version = await self._write_function_secret(namespace, name, spec)
+        secrets_version = await self._function_secrets.write(namespace, name, spec)
         path = self._path(namespace, name)
 
         async def attempt() -> Function:
@@ -530,160 +487,14 @@ class KubernetesBackend:
         current = await self._read(namespace, name)
         await self._patch_status(namespace, name, current, {"validation": validation})
 
-    # -- logs --------------------------------------------------------------------------
-
-    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
-        """Not known here yet: pods are the operator's (replicas are on the Deployment)."""
-        return {}
+    # -- logs, and what the cluster does instead ----------------------------------------
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
-        """The tail of the function's pods' output, newest pods first.
-
-        Needs ``list pods`` and ``get pods/log`` in tenant namespaces; without them (or
-        with no pod running) the answer says so instead of failing.
-        """
         await self._read(namespace, name)
-        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.function_selector(name).items()))
-        try:
-            pods = await self.api.request(
-                "GET", f"/api/v1/namespaces/{namespace}/pods", params={"labelSelector": selector}
-            )
-        except Forbidden:
-            return "[logs are not available: the gateway may not read pods in this cluster]\n"
-        items = sorted(
-            pods.get("items") or [],
-            key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""),
-            reverse=True,
-        )[:_LOG_PODS]
-        if not items:
-            return f"[no running instances of {name!r}]\n"
-        per_pod = max(1024, tail_bytes // len(items))
-        parts = []
-        for pod in items:
-            pod_name = str((pod.get("metadata") or {}).get("name", ""))
-            try:
-                text = await self.api.request_text(
-                    "GET",
-                    f"/api/v1/namespaces/{namespace}/pods/{pod_name}/log",
-                    params={"tailLines": str(min(10000, max(100, per_pod // 40)))},
-                )
-            except (Invalid, NotFound, Forbidden) as e:
-                # not started yet (400 "ContainerCreating"), gone meanwhile, or not allowed
-                text = f"[no logs: {e.message}]\n"
-            parts.append(f"==> {pod_name} <==\n{text[-per_pod:]}")
-        return "\n".join(parts)[-tail_bytes:]
+        return await pod_logs(self.api, namespace, name, tail_bytes=tail_bytes)
 
-    # -- triggers and jobs ---------------------------------------------------------------
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        return {}  # not known here: the pods are the operator's (replicas: the Deployment)
 
     async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
-        """Nothing to do: pods are kept by their Deployment, scaled by the cluster."""
-        del namespace, name, until
-
-    async def watch_triggers(self, on_change: Callable[[], None] | None = None) -> TriggerIndex:
-        """Keep every tenant's Triggers in memory, for as long as the backend runs; one
-        watch per process, started by ``start``. ``on_change`` runs after each change (the
-        ``sless events`` process wakes its consumers with it).
-        """
-        if on_change is not None:
-            self._trigger_subscribers.append(on_change)
-        if self._trigger_index is not None:
-            return self._trigger_index
-        index = TriggerIndex(self._triggers_changed)
-        watcher = Watcher(
-            self.api,
-            f"{self._root}/{TRIGGERS}",
-            on_reset=index.reset,
-            on_event=index.apply,
-            watch_timeout_s=self._watch_timeout_s,
-        )
-        self._trigger_index = index
-        self._watchers.append(watcher)
-        self._tasks.append(asyncio.create_task(watcher.run(), name=f"watch {watcher.path}"))
-        try:
-            async with asyncio.timeout(self._sync_timeout_s):
-                await watcher.synced.wait()
-        except TimeoutError:
-            raise BackendUnavailable(
-                f"could not list triggers within {self._sync_timeout_s:g} s"
-                f" ({watcher.last_error or 'no answer'})"
-            ) from None
-        return index
-
-    def _triggers_changed(self) -> None:
-        index = self._trigger_index
-        if index is not None:
-            http_open: dict[Key, bool] = {}
-            for item in index.triggers():
-                trigger = item.trigger
-                if trigger.spec.type == "http":
-                    key = (trigger.namespace, trigger.spec.function)
-                    http_open[key] = http_open.get(key, False) or trigger.spec.enabled
-            self._http_open = http_open
-        for wake in self._trigger_subscribers:
-            wake()
-
-    def http_disabled(self, namespace: str, name: str) -> bool:
-        """The function has http triggers and every one of them is disabled. No I/O."""
-        return self._http_open.get((namespace, name)) is False
-
-    async def put_trigger(
-        self, namespace: str, name: str, spec: TriggerSpec
-    ) -> tuple[Trigger, bool]:
-        body, created = await self._triggers.put(namespace, name, spec.model_dump(mode="json"))
-        return trigger_from_body(body), created
-
-    async def get_trigger(self, namespace: str, name: str) -> Trigger:
-        return trigger_from_body(await self._triggers.get(namespace, name))
-
-    async def list_triggers(self, namespace: str) -> list[Trigger]:
-        return _parsed(trigger_from_body, await self._triggers.list(namespace))
-
-    async def delete_trigger(self, namespace: str, name: str) -> None:
-        await self._triggers.delete(namespace, name)
-
-    async def put_job(self, namespace: str, name: str, spec: JobSpec) -> tuple[FunctionJob, bool]:
-        def runs_only_move_forward(current: dict[str, Any]) -> None:
-            current_run_id = int((current.get("spec") or {}).get("run_id") or 0)
-            if spec.run_id < current_run_id:
-                raise Conflict(
-                    f"run_id {spec.run_id} is lower than the job's run_id {current_run_id}:"
-                    " runs only move forward"
-                )
-
-        body, created = await self._jobs.put(
-            namespace, name, spec.model_dump(mode="json"), check=runs_only_move_forward
-        )
-        return job_from_body(body), created
-
-    async def get_job(self, namespace: str, name: str) -> FunctionJob:
-        return job_from_body(await self._jobs.get(namespace, name))
-
-    async def list_jobs(self, namespace: str) -> list[FunctionJob]:
-        return _parsed(job_from_body, await self._jobs.list(namespace))
-
-    async def delete_job(self, namespace: str, name: str) -> None:
-        await self._jobs.delete(namespace, name)
-
-
-def _parsed(parse: Callable[[dict[str, Any]], T], items: list[dict[str, Any]]) -> list[T]:
-    """Parse each item; one written around the gateway that does not parse is skipped."""
-    parsed = []
-    for item in items:
-        try:
-            parsed.append(parse(item))
-        except Invalid as e:
-            log.warning("skipping an object: %s", e.message)
-    return parsed
-
-
-def _key_of(item: dict[str, Any]) -> Key:
-    metadata = item.get("metadata") or {}
-    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-
-
-def _is_function_slice(item: dict[str, Any]) -> bool:
-    metadata = item.get("metadata") or {}
-    service = str((metadata.get("labels") or {}).get(SERVICE_LABEL, ""))
-    return str(metadata.get("namespace", "")).startswith(_TENANT_NAMESPACE_PREFIX) and (
-        function_of_service(service) is not None
-    )
+        del namespace, name, until  # the Deployment keeps its pods; nothing to do

@@ -29,6 +29,7 @@ from sless.models import (
     Trigger,
     TriggerSpec,
     TriggerStatus,
+    namespace_for,
 )
 
 log = logging.getLogger(__name__)
@@ -186,4 +187,21 @@ def job_from_body(body: dict[str, Any]) -> FunctionJob:
         resource_version=_resource_version(metadata),
         spec=spec,
         status=_status_of(FunctionJobStatus, body),
+    )
+
+
+#: the label an EndpointSlice names its Service by
+_SERVICE_LABEL = "kubernetes.io/service-name"
+
+
+def key_of(item: dict[str, Any]) -> tuple[str, str]:
+    metadata = item.get("metadata") or {}
+    return str(metadata.get("namespace", "")), str(metadata.get("name", ""))
+
+
+def is_function_slice(item: dict[str, Any]) -> bool:
+    metadata = item.get("metadata") or {}
+    service = str((metadata.get("labels") or {}).get(_SERVICE_LABEL, ""))
+    return str(metadata.get("namespace", "")).startswith(namespace_for("")) and (
+        function_of_service(service) is not None
     )
