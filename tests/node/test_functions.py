@@ -1,0 +1,84 @@
+"""Functions on the real node, through the gateway's HTTP API only, as a tenant would: the
+upload is built by a kaniko Job in sless-builds, the Deployment pins the pushed digest, the
+pod runs under gVisor (the function itself reports gVisor's kernel release), the call
+through /fn/ answers 200 and is recorded in PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+from kubernetes import client
+
+from sless.config import Settings
+from tests.node.stack import Gateway, onboard
+from tests.node.support import wait_for
+from tests.support import make_zip
+
+GROUP, VERSION = "sless.kube5s.ru", "v1"
+
+PYTHON = {
+    "handler.py": (
+        "import os\n"
+        "def handle(event, context):\n"
+        "    return {'lang': 'python', 'release': os.uname().release,\n"
+        "            'version': open('/proc/version').read().strip()}\n"
+    )
+}
+NODE = {
+    "handler.js": (
+        "const os = require('os');\n"
+        "const fs = require('fs');\n"
+        "exports.handle = async (event, context) => ({\n"
+        "  lang: 'node', release: os.release(),\n"
+        "  version: fs.readFileSync('/proc/version', 'utf8').trim() });\n"
+    )
+}
+
+
+def deploy(tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[str, str]) -> dict:
+    path = f"/v1/namespaces/{ns}/functions/{name}"
+    created = tenant.put(path, json={"runtime": runtime, "min_instances": 1})
+    assert created.status_code in (200, 201), created.text
+    uploaded = tenant.post(
+        path + "/upload", content=make_zip(files), headers={"Content-Type": "application/zip"}
+    )
+    assert uploaded.status_code == 202, uploaded.text
+
+    def ready() -> dict | None:
+        got = tenant.get(path).json()
+        status = got.get("status") or {}
+        assert status.get("phase") not in ("Failed", "Rejected"), status
+        return got if status.get("phase") == "Ready" else None
+
+    return wait_for(f"{ns}/{name} Ready", ready, timeout_s=600, every_s=2)
+
+
+def test_python_and_node_functions_build_run_under_gvisor_and_answer(
+    stack: tuple[Gateway, Settings], api: Any
+) -> None:
+    gateway, _ = stack
+    host_release = Path("/proc/sys/kernel/osrelease").read_text().strip()
+    acme = onboard(gateway, "acme")
+    ns = "sless-acme"
+    wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
+    for name, runtime, files, lang in (
+        ("pyhello", "python3.11", PYTHON, "python"),
+        ("jshello", "nodejs20", NODE, "node"),
+    ):
+        deploy(acme, ns, name, runtime, files)
+        deployment = client.AppsV1Api(api).read_namespaced_deployment(f"fn-{name}", ns)
+        pod_spec = deployment.spec.template.spec
+        assert pod_spec.runtime_class_name == "gvisor"
+        assert "@sha256:" in pod_spec.containers[0].image, pod_spec.containers[0].image
+        answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", timeout=120)
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["lang"] == lang
+        # from inside the pod: gVisor's kernel, not the machine's
+        assert body["release"].endswith("-gvisor"), body
+        assert host_release not in body["version"], body
+        history = acme.get(f"/v1/namespaces/{ns}/invocations", params={"function": name})
+        assert history.status_code == 200, history.text
+        assert history.json()["count"] >= 1, history.text
