@@ -20,6 +20,7 @@ from typing import Any
 
 import boto3
 import httpx
+import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from pydantic import SecretStr
@@ -29,7 +30,7 @@ from sless.config import Settings
 from tests.conftest import ADMIN_TOKEN
 from tests.kube.test_gateway_kubernetes import _kubernetes_app
 from tests.kube.test_operator import RunningOperator, install_crds
-from tests.node.support import NODE_IP, REGISTRY, Node
+from tests.node.support import NODE_IP, REGISTRY, ROOT, Node
 
 KANIKO_IMAGE = f"{REGISTRY}/sless/kaniko-executor:v1.23.2"
 
@@ -100,6 +101,22 @@ def build_secrets(api: client.ApiClient, settings: Settings) -> None:
                 raise
 
 
+def install_admission(api: client.ApiClient) -> None:
+    """deploy/admission.yaml: tenant namespaces admit only gVisor pods."""
+    adm = client.AdmissionregistrationV1Api(api)
+    for doc in yaml.safe_load_all((ROOT / "deploy" / "admission.yaml").read_text()):
+        create = (
+            adm.create_validating_admission_policy
+            if doc["kind"] == "ValidatingAdmissionPolicy"
+            else adm.create_validating_admission_policy_binding
+        )
+        try:
+            create(doc)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+
 class Gateway:
     """The gateway under uvicorn in a thread, in Kubernetes mode."""
 
@@ -154,6 +171,7 @@ def running_platform(
             if e.status != 409:
                 raise
         build_secrets(api, settings)
+        install_admission(api)
         operator = RunningOperator(settings.model_copy(deep=True))
         operator.start()
         gateway = Gateway(settings, database_url)

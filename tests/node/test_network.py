@@ -105,7 +105,7 @@ def _probe(api: Any, node: Node, ns: str, labels: dict[str, str], targets: list[
 @contextlib.contextmanager
 def metadata_listener() -> Iterator[str]:
     """An HTTP server on the metadata address, inside the node's network namespace."""
-    subprocess.run(["ip", "addr", "add", f"{METADATA}/32", "dev", "sless0"], check=True)
+    subprocess.run(["ip", "addr", "add", f"{METADATA}/32", "dev", "lo"], check=True)
     server = subprocess.Popen(
         [sys.executable, "-m", "http.server", "80", "--bind", METADATA],
         stdout=subprocess.DEVNULL,
@@ -116,7 +116,7 @@ def metadata_listener() -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(10)
-        subprocess.run(["ip", "addr", "del", f"{METADATA}/32", "dev", "sless0"], check=False)
+        subprocess.run(["ip", "addr", "del", f"{METADATA}/32", "dev", "lo"], check=False)
 
 
 def test_tenant_pods_reach_only_what_their_policies_allow(

@@ -28,7 +28,7 @@ NODEJS_TGZ_SHA256=c3e7aaf69557617ff16376e83078daf2e862f086399b32b341f68ebcd5e727
 RUNTIME_TAG=0.1.0
 
 NODE_NAME=sless-node
-NODE_IP=10.201.0.1            # on the dummy interface sless0 inside the node's netns
+NODE_IP=10.201.0.1            # on lo inside the node's netns
 POD_CIDR=10.88.0.0/16         # the controller-manager gives the node 10.88.0.0/24
 NODE_POD_CIDR=10.88.0.0/24
 REGISTRY_PORT=5000
@@ -83,15 +83,17 @@ node_go_install() {  # name pkg@version cgo tags
 
 node_gvisor_build() {  # name: runsc or containerd-shim-runsc-v1, from a patched copy of the module
     local name=$1 src=$BIN/.gvisor-src
-    if [[ ! -f $src/.complete-$GVISOR_VERSION ]]; then
+    local marker
+    marker=.complete-$GVISOR_VERSION-$(sha256sum "$NODE_GVISOR_PATCH" | cut -c1-16)
+    if [[ ! -f $src/$marker ]]; then
         (cd "$MODDIR" && "$GO" mod download "gvisor.dev/gvisor@$GVISOR_VERSION") || return 1
         rm -rf "$src"
         cp -r "$("$GO" env GOMODCACHE)/gvisor.dev/gvisor@$GVISOR_VERSION" "$src"
         chmod -R u+w "$src"
         sed -i -f "$NODE_GVISOR_PATCH" "$src/pkg/shim/v1/manager.go"
-        grep -q 'set OOM score on shim (ignored' "$src/pkg/shim/v1/manager.go" ||
+        grep -q 'may not lower oom_score_adj' "$src/pkg/shim/v1/manager.go" ||
             { log "the gVisor shim patch no longer applies"; return 1; }
-        touch "$src/.complete-$GVISOR_VERSION"
+        touch "$src/$marker"
     fi
     local pkg=./runsc
     [[ $name == runsc ]] || pkg=./shim
@@ -176,7 +178,7 @@ node_rootfs() {  # name packages: $BIN/images/name-rootfs.tar, a Debian minbase 
     log "building the $name root filesystem (Debian $DEBIAN_SUITE minbase + $packages)"
     t0=$(date +%s)
     mkdir -p "$BIN/images"
-    nice -n 10 mmdebstrap --quiet --variant=minbase --include="$packages" \
+    nice -n 10 mmdebstrap --quiet --format=tar --variant=minbase --include="$packages" \
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
         "$DEBIAN_SUITE" "$out.tmp" "$(apt_sources)" || { rm -f "$out.tmp"; die "mmdebstrap failed for $name"; }
@@ -259,14 +261,9 @@ node_netns_up() {
         ip netns add "$NETNS"
     fi
     in_ns ip link set lo up
-    if ! in_ns ip link show sless0 >/dev/null 2>&1; then
-        in_ns ip link add sless0 type dummy
-        in_ns ip addr add "$NODE_IP/32" dev sless0
-        in_ns ip link set sless0 up
-        # A default route that ends in the dummy: kubelet and kube-router find their address,
-        # and a packet to anywhere else is dropped inside the namespace.
-        in_ns ip route add default dev sless0
-    fi
+    # The node address lives on the namespace's loopback device (this kernel has no dummy
+    # links). No default route: a packet to any other address is unroutable here.
+    in_ns ip addr replace "$NODE_IP/32" dev lo
     # Bridged pod-to-pod traffic must pass iptables for NetworkPolicy (per netns since 5.3).
     modprobe br_netfilter 2>/dev/null || true
     in_ns sysctl -qw net.bridge.bridge-nf-call-iptables=1 net.ipv4.ip_forward=1
@@ -296,7 +293,7 @@ node_tokens() {  # the node's components' static tokens (appended once; read by 
     for line in "system:node:$NODE_NAME system:nodes" "system:kube-scheduler -" \
         "system:kube-proxy -" "kube-router system:masters"; do
         user=${line% *}; groups=${line#* }
-        grep -q ",$user,$user," "$P/tokens.csv" && continue
+        grep -Eq ",$user,$user(,|\$)" "$P/tokens.csv" && continue
         if [[ $groups == - ]]; then
             printf '%s,%s,%s\n' "$(openssl rand -hex 32)" "$user" "$user" >> "$P/tokens.csv"
         else
@@ -316,7 +313,7 @@ node_tokens() {  # the node's components' static tokens (appended once; read by 
     fi
 }
 
-token_of() { grep ",$1,$1," "$DIR/pki/tokens.csv" | cut -d, -f1; }
+token_of() { grep -E ",$1,$1(,|\$)" "$DIR/pki/tokens.csv" | head -n 1 | cut -d, -f1; }
 
 node_write_configs() {
     local C=$DIR/node
@@ -438,8 +435,10 @@ node_launch() {  # name args...: launch inside the node's network namespace
     echo $! > "$DIR/$name.pid"
 }
 
-node_healthz() {  # url: ok from a health endpoint inside the netns
-    [[ "$(in_ns curl -sS --max-time 3 -k "$1" 2>/dev/null)" == ok ]]
+node_healthz() {  # url: "ok" (kube-router: "OK") from a health endpoint inside the netns
+    local out
+    out=$(in_ns curl -sS --max-time 3 -k "$1" 2>/dev/null) || return 1
+    [[ ${out,,} == ok ]]
 }
 
 node_api() {  # path: GET from the API server as admin (inside the netns)
@@ -451,8 +450,10 @@ node_is_ready() {
     node_api "/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 -c '
 import json, sys
 node = json.load(sys.stdin)
+if node.get("kind") != "Node":
+    sys.exit(1)
 ready = [c for c in node.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
-sys.exit(0 if ready and ready[0]["status"] == "True" and node["spec"].get("podCIDR") else 1)'
+sys.exit(0 if ready and ready[0]["status"] == "True" and node["spec"].get("podCIDR") else 1)' 2>/dev/null
 }
 
 registry_ready() { in_ns curl -fsS --max-time 3 "http://$NODE_IP:$REGISTRY_PORT/v2/" >/dev/null 2>&1; }
@@ -484,17 +485,17 @@ node_start_components() {  # after the control plane is ready (inside the netns)
         --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --root-dir="$DIR/kubelet" \
         --cert-dir="$DIR/kubelet/pki" --v=0
 
-    log "starting kube-proxy (iptables) and kube-router $KUBE_ROUTER_VERSION (network policy only)"
+    log "starting kube-proxy (iptables); kube-router $KUBE_ROUTER_VERSION (network policy only) once the node is Ready"
     node_launch kube-proxy --kubeconfig="$C/kube-proxy.kubeconfig" --hostname-override="$NODE_NAME" \
         --proxy-mode=iptables --cluster-cidr="$POD_CIDR" --bind-address="$NODE_IP" \
         --healthz-bind-address=127.0.0.1:10256 --metrics-bind-address=127.0.0.1:10249 \
         --conntrack-max-per-core=0 --conntrack-tcp-timeout-established=0 --conntrack-tcp-timeout-close-wait=0 \
         --v=0
+    wait_until "node $NODE_NAME Ready" "$deadline" kubelet node_is_ready
+    # kube-router finds its node by name: only once kubelet has registered it
     node_launch kube-router --kubeconfig="$C/kube-router.kubeconfig" --hostname-override="$NODE_NAME" \
         --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
         --service-cluster-ip-range="$SERVICE_CIDR" --health-port=20244 --metrics-port=0 --v=1
-
-    wait_until "node $NODE_NAME Ready" "$deadline" kubelet node_is_ready
     wait_until "kube-router /healthz" "$deadline" kube-router node_healthz "http://127.0.0.1:20244/healthz"
 }
 
@@ -550,6 +551,7 @@ node_stop() {
     node_cleanup_cgroups
     # kubelet's symlinks into our pod logs, and libcni's cache of our network
     find /var/log/containers -maxdepth 1 -type l -lname "$DIR/*" -delete 2>/dev/null || true
+    rmdir /var/log/containers 2>/dev/null || true  # kubelet made it; kept when others use it
     rm -rf /var/lib/cni/results/sless-node-pods-* 2>/dev/null || true
     rm -rf "$NODE_RUN"
 }
