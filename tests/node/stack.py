@@ -186,10 +186,10 @@ def running_platform(
 
 
 def onboard(gateway: Gateway, tenant: str) -> httpx.Client:
-    admin = httpx.Client(
+    with httpx.Client(
         base_url=gateway.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
-    )
-    made = admin.post("/v1/admin/tenants", json={"name": tenant})
+    ) as admin:
+        made = admin.post("/v1/admin/tenants", json={"name": tenant})
     assert made.status_code == 201, made.text
     return httpx.Client(
         base_url=gateway.url,

@@ -6,6 +6,7 @@ compliant pod, the function pod the operator renders, is admitted."""
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any
 
 import pytest
@@ -20,6 +21,9 @@ from tests.node.support import Node, wait_for
 
 DIGEST = "sha256:" + "0" * 64
 
+# the node's first build pulls and unpacks images: minutes, not the default 120 s
+pytestmark = pytest.mark.timeout(900)
+
 
 def _pod(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
@@ -29,8 +33,9 @@ def test_privileged_hostpath_and_unsandboxed_pods_are_refused(
     stack: tuple[Gateway, Settings], api: Any, node: Node
 ) -> None:
     gateway, settings = stack
-    onboard(gateway, "admit")
-    ns = "sless-admit"
+    tenant = "admit" + uuid.uuid4().hex[:6]
+    onboard(gateway, tenant).close()
+    ns = f"sless-{tenant}"
     core = client.CoreV1Api(api)
     wait_for("the tenant's service account", lambda: core.list_namespaced_service_account(ns).items)
     image = f"{node.runtime_image('python3.11').rsplit(':', 1)[0]}@{DIGEST}"

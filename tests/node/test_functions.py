@@ -5,10 +5,12 @@ through /fn/ answers 200 and is recorded in PostgreSQL."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from kubernetes import client
 
 from sless.config import Settings
@@ -36,6 +38,9 @@ NODE = {
     )
 }
 
+# the node's first build pulls and unpacks images: minutes, not the default 120 s
+pytestmark = pytest.mark.timeout(900)
+
 
 def deploy(tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[str, str]) -> dict:
     path = f"/v1/namespaces/{ns}/functions/{name}"
@@ -55,13 +60,27 @@ def deploy(tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[s
     return wait_for(f"{ns}/{name} Ready", ready, timeout_s=600, every_s=2)
 
 
+def call(gateway: Gateway, ns: str, name: str) -> httpx.Response | None:
+    """The function's answer; None while the gateway says it has no ready instance (503:
+    Ready means built and deployed, the pod may still be starting)."""
+    answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", timeout=120)
+    return None if answer.status_code == 503 else answer
+
+
 def test_python_and_node_functions_build_run_under_gvisor_and_answer(
     stack: tuple[Gateway, Settings], api: Any
 ) -> None:
     gateway, _ = stack
     host_release = Path("/proc/sys/kernel/osrelease").read_text().strip()
-    acme = onboard(gateway, "acme")
-    ns = "sless-acme"
+    tenant = "acme" + uuid.uuid4().hex[:6]
+    ns = f"sless-{tenant}"
+    with onboard(gateway, tenant) as acme:
+        _deploy_and_call(gateway, api, acme, ns, host_release)
+
+
+def _deploy_and_call(
+    gateway: Gateway, api: Any, acme: httpx.Client, ns: str, host_release: str
+) -> None:
     wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
     for name, runtime, files, lang in (
         ("pyhello", "python3.11", PYTHON, "python"),
@@ -72,13 +91,19 @@ def test_python_and_node_functions_build_run_under_gvisor_and_answer(
         pod_spec = deployment.spec.template.spec
         assert pod_spec.runtime_class_name == "gvisor"
         assert "@sha256:" in pod_spec.containers[0].image, pod_spec.containers[0].image
-        answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", timeout=120)
+        answer = wait_for(f"{name}'s pod ready", lambda n=name: call(gateway, ns, n), every_s=1)
         assert answer.status_code == 200, answer.text
         body = answer.json()
         assert body["lang"] == lang
         # from inside the pod: gVisor's kernel, not the machine's
         assert body["release"].endswith("-gvisor"), body
         assert host_release not in body["version"], body
-        history = acme.get(f"/v1/namespaces/{ns}/invocations", params={"function": name})
-        assert history.status_code == 200, history.text
-        assert history.json()["count"] >= 1, history.text
+
+        def recorded(name: str = name) -> list[dict[str, Any]]:
+            history = acme.get(f"/v1/namespaces/{ns}/invocations", params={"function": name})
+            assert history.status_code == 200, history.text
+            return history.json()["invocations"]
+
+        # the gateway records invocations in PostgreSQL in the background, in batches
+        [invocation] = wait_for(f"{name}'s invocation in PostgreSQL", recorded, timeout_s=60)
+        assert invocation["function"] == name, invocation

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 from sless import policies
@@ -45,6 +46,9 @@ print('RESULT ' + json.dumps(out))
 METADATA = "169.254.169.254"
 ALLOWED_HOST, OTHER_HOST = "10.202.0.2", "10.203.0.2"
 TEST_PORT = 8081
+
+# the node's first build pulls and unpacks images: minutes, not the default 120 s
+pytestmark = pytest.mark.timeout(900)
 
 
 def _pod(node: Node, name: str, labels: dict[str, str], args: list[str]) -> dict[str, Any]:
@@ -123,9 +127,10 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
     stack: tuple[Gateway, Settings], api: Any, node: Node
 ) -> None:
     gateway, settings = stack
-    onboard(gateway, "netacme")
-    onboard(gateway, "netbeta")
-    a, b = "sless-netacme", "sless-netbeta"
+    suffix = uuid.uuid4().hex[:6]
+    onboard(gateway, f"neta{suffix}").close()
+    onboard(gateway, f"netb{suffix}").close()
+    a, b = f"sless-neta{suffix}", f"sless-netb{suffix}"
     core = client.CoreV1Api(api)
     net = client.NetworkingV1Api(api)
     wait_for("tenant policies", lambda: len(net.list_namespaced_network_policy(b).items) >= 3)

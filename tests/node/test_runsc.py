@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
@@ -20,6 +21,9 @@ PROBE = (
     "log = subprocess.run(['dmesg'], capture_output=True, text=True).stdout\n"
     "print('dmesg:', log.replace('\\n', ' | '))\n"
 )
+
+# the node's first build pulls and unpacks images: minutes, not the default 120 s
+pytestmark = pytest.mark.timeout(900)
 
 
 def _ensure_runtime_class(api: Any) -> None:
