@@ -44,7 +44,7 @@ pytestmark = pytest.mark.timeout(900)
 
 def deploy(tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[str, str]) -> dict:
     path = f"/v1/namespaces/{ns}/functions/{name}"
-    created = tenant.put(path, json={"runtime": runtime, "min_instances": 1})
+    created = tenant.put(path, json={"runtime": runtime})
     assert created.status_code in (200, 201), created.text
     uploaded = tenant.post(
         path + "/upload", content=make_zip(files), headers={"Content-Type": "application/zip"}
@@ -75,7 +75,12 @@ def test_python_and_node_functions_build_run_under_gvisor_and_answer(
     tenant = "acme" + uuid.uuid4().hex[:6]
     ns = f"sless-{tenant}"
     with onboard(gateway, tenant) as acme:
-        _deploy_and_call(gateway, api, acme, ns, host_release)
+        try:
+            _deploy_and_call(gateway, api, acme, ns, host_release)
+        finally:
+            # the node has 2 CPUs: leave them to the next test
+            for name in ("pyhello", "jshello"):
+                acme.delete(f"/v1/namespaces/{ns}/functions/{name}")
 
 
 def _deploy_and_call(
@@ -105,5 +110,6 @@ def _deploy_and_call(
             return history.json()["invocations"]
 
         # the gateway records invocations in PostgreSQL in the background, in batches
-        [invocation] = wait_for(f"{name}'s invocation in PostgreSQL", recorded, timeout_s=60)
-        assert invocation["function"] == name, invocation
+        # (the calls answered 503 while the pod was starting are recorded too)
+        invocations = wait_for(f"{name}'s invocations in PostgreSQL", recorded, timeout_s=60)
+        assert {i["function"] for i in invocations} == {name}, invocations
