@@ -552,6 +552,6 @@ node_stop() {
     # kubelet's symlinks into our pod logs, and libcni's cache of our network
     find /var/log/containers -maxdepth 1 -type l -lname "$DIR/*" -delete 2>/dev/null || true
     rmdir /var/log/containers 2>/dev/null || true  # kubelet made it; kept when others use it
-    rm -rf /var/lib/cni/results/sless-node-pods-* 2>/dev/null || true
+    rm -rf /var/lib/cni/results/sless-node-pods-* /var/lib/cni/results/cni-loopback-* 2>/dev/null || true
     rm -rf "$NODE_RUN"
 }
