@@ -366,6 +366,9 @@ class KubernetesSettings(BaseModel):
     #: Secret (in builds_namespace only) with the registry's docker config
     registry_secret: str = "sless-registry"  # noqa: S105 - a Secret's name
     kaniko_image: str = "gcr.io/kaniko-project/executor:v1.23.2"
+    #: the registry speaks plain HTTP (kaniko's --insecure/--insecure-pull): only for a
+    #: registry reachable on the node alone, e.g. the test node's (tools/kube-testenv)
+    registry_insecure: bool = False
     #: base images of the runtimes (runtimes/<runtime>/Dockerfile builds them)
     runtime_images: dict[str, str] = Field(
         default_factory=lambda: {

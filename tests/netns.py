@@ -52,6 +52,8 @@ def netns_host(host_ip: str, test_host_ip: str, port: int, command: Sequence[str
         _ip("-n", ns, "addr", "add", f"{test_host_ip}/30", "dev", f"{veth}p")
         _ip("-n", ns, "link", "set", f"{veth}p", "up")
         _ip("-n", ns, "link", "set", "lo", "up")
+        # replies to callers beyond the /30 (pods behind a node's bridge) go back the same way
+        _ip("-n", ns, "route", "add", "default", "via", host_ip)
         server = subprocess.Popen(
             ["ip", "netns", "exec", ns, *command],
             stdout=subprocess.DEVNULL,

@@ -22,7 +22,7 @@ from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionSpec, JobPhase, JobSpec, Phase
 from sless.operator.functions import job_state
 from sless.operator.state import Operator, now, with_owner
-from sless.policies import check_pod_spec, function_job, labels
+from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
 
 KIND = "FunctionJob"
 MAX_RESULT = 4096
@@ -78,7 +78,9 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
                 timeout_s,
                 k,
             )
-            violations = check_pod_spec(job["spec"]["template"]["spec"], runtime_class=None)
+            violations = check_pod_spec(
+                job["spec"]["template"]["spec"], runtime_class=sandbox_runtime_class(k)
+            )
             if violations:
                 message = "rendered Job violates policy: " + "; ".join(map(str, violations[:5]))
                 await op.patch_status(

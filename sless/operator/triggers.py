@@ -16,7 +16,7 @@ from sless.kube import answer_of, object_path
 from sless.models import FunctionSpec, TriggerSpec
 from sless.operator import functions
 from sless.operator.state import Operator, with_owner
-from sless.policies import check_pod_spec, cron_job, labels
+from sless.policies import check_pod_spec, cron_job, labels, sandbox_runtime_class
 
 KIND = "Trigger"
 
@@ -69,7 +69,7 @@ async def _cron(
             timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
     cronjob = cron_job(name, spec, ns, op.invoke_base_url(), timeout_s, k)
     pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    violations = check_pod_spec(pod, runtime_class=None)
+    violations = check_pod_spec(pod, runtime_class=sandbox_runtime_class(k))
     if violations:
         message = "rendered CronJob violates policy: " + "; ".join(map(str, violations[:5]))
         await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})

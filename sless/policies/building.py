@@ -125,6 +125,11 @@ def build_job(
                                 "--digest-file=/dev/termination-log",
                                 "--snapshot-mode=redo",
                                 "--no-push-cache",
+                                *(
+                                    ["--insecure", "--insecure-pull"]
+                                    if settings.registry_insecure
+                                    else []
+                                ),
                             ],
                             "env": env,
                             "resources": {

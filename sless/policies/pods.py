@@ -235,8 +235,9 @@ def invoker_pod_spec(
 ) -> dict[str, Any]:
     """One HTTP POST to the gateway (cron triggers, FunctionJobs). The response body goes to
     the termination message, where the operator reads a FunctionJob's result. No tenant code
-    runs here, but the pod is as locked down as a function's."""
-    return {
+    runs here, but the pod is as locked down as a function's, in the same sandbox (the
+    tenant namespace admits only gVisor pods: deploy/admission.yaml)."""
+    pod: dict[str, Any] = {
         "restartPolicy": "Never",
         "serviceAccountName": labels.FUNCTION_SERVICE_ACCOUNT,
         "automountServiceAccountToken": False,
@@ -273,6 +274,10 @@ def invoker_pod_spec(
             }
         ],
     }
+    runtime_class = sandbox_runtime_class(settings)
+    if runtime_class:
+        pod["runtimeClassName"] = runtime_class
+    return pod
 
 
 def _check_seccomp(path: str, context: dict[str, Any]) -> list[Violation]:

@@ -86,7 +86,7 @@ def test_function_pod_resources_tmp_probes_and_env() -> None:
 def test_rendered_pods_pass_their_checker() -> None:
     assert check_pod_spec(render(), runtime_class="gvisor", require_digest=True) == []
     invoker = invoker_pod_spec("http://gw/fn/ns/f", "{}", 30, KubernetesSettings())
-    assert check_pod_spec(invoker, runtime_class=None) == []
+    assert check_pod_spec(invoker, runtime_class="gvisor") == []
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,198 @@
+"""The platform on the node, for the node tests: the operator (kopf, in-process), the gateway
+(uvicorn, in-process, Kubernetes backend), real PostgreSQL (pgserver), a real S3 API (moto)
+that build pods reach at the node address, and the build Secrets in ``sless-builds``.
+
+Everything listens inside the node's network namespace (the tests run there). Function
+builds are kaniko Jobs on the node; function pods run under gVisor.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import httpx
+import yaml
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from pydantic import SecretStr
+
+from sless import policies
+from sless.config import Settings
+from tests.conftest import ADMIN_TOKEN
+from tests.kube.test_gateway_kubernetes import _kubernetes_app
+from tests.kube.test_operator import RunningOperator, install_crds
+from tests.node.support import NODE_IP, REGISTRY, ROOT, Node
+
+KANIKO_IMAGE = f"{REGISTRY}/sless/kaniko-executor:v1.23.2"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))  # inside the node's own network namespace
+        return int(s.getsockname()[1])
+
+
+def s3_server() -> tuple[Any, str]:
+    """moto's S3 API on every address of the node's netns: build pods reach it at NODE_IP."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="0.0.0.0", port=port, verbose=False)
+    server.start()
+    return server, f"http://{NODE_IP}:{port}"
+
+
+def node_settings(node: Node, s3_endpoint: str, bucket: str, data_dir: Any) -> Settings:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings.data_dir = data_dir
+    settings.backend = "kubernetes"
+    settings.admin.token = SecretStr(ADMIN_TOKEN)
+    settings.gateway.port = free_port()
+    k = settings.kubernetes
+    k.kubeconfig = node.dir / "kubeconfig"
+    k.registry = f"{REGISTRY}/sless"
+    k.registry_insecure = True
+    k.kaniko_image = KANIKO_IMAGE
+    k.runtime_images = {rt: node.runtime_image(rt) for rt in ("python3.11", "nodejs20")}
+    k.retry_delay_s = 1.0
+    k.api_server_cidrs = [f"{NODE_IP}/32"]
+    settings.s3.bucket = bucket
+    settings.s3.endpoint_url = s3_endpoint
+    settings.s3.access_key_id = SecretStr("test")
+    settings.s3.secret_access_key = SecretStr("test")
+    return settings
+
+
+def build_secrets(api: client.ApiClient, settings: Settings) -> None:
+    """What a provider creates in sless-builds: S3 credentials and the registry's config."""
+    k = settings.kubernetes
+    core = client.CoreV1Api(api)
+    try:
+        core.create_namespace(policies.builds_namespace(k))
+    except ApiException as e:
+        if e.status != 409:
+            raise
+    docker_config = json.dumps({"auths": {}}).encode()
+    secrets = [
+        {
+            "metadata": {"name": k.build_s3_secret},
+            "stringData": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
+        },
+        {
+            "metadata": {"name": k.registry_secret},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": base64.b64encode(docker_config).decode()},
+        },
+    ]
+    for secret in secrets:
+        try:
+            core.create_namespaced_secret(k.builds_namespace, secret)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+
+def install_admission(api: client.ApiClient) -> None:
+    """deploy/admission.yaml: tenant namespaces admit only gVisor pods."""
+    adm = client.AdmissionregistrationV1Api(api)
+    for doc in yaml.safe_load_all((ROOT / "deploy" / "admission.yaml").read_text()):
+        create = (
+            adm.create_validating_admission_policy
+            if doc["kind"] == "ValidatingAdmissionPolicy"
+            else adm.create_validating_admission_policy_binding
+        )
+        try:
+            create(doc)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+
+
+class Gateway:
+    """The gateway under uvicorn in a thread, in Kubernetes mode."""
+
+    def __init__(self, settings: Settings, database_url: str) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(
+            _kubernetes_app(settings, database_url),
+            host="127.0.0.1",
+            port=settings.gateway.port,
+            lifespan="on",
+            log_level="warning",
+            timeout_graceful_shutdown=5,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.url = f"http://127.0.0.1:{settings.gateway.port}"
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("gateway did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def running_platform(
+    node: Node, api: client.ApiClient, database_url: str, data_dir: Any
+) -> Iterator[tuple[Gateway, Settings]]:
+    """S3, CRDs, build Secrets, the operator and the gateway; all stopped afterwards."""
+    s3, endpoint = s3_server()
+    bucket = "code-" + uuid.uuid4().hex[:8]
+    try:
+        boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        ).create_bucket(Bucket=bucket)
+        settings = node_settings(node, endpoint, bucket, data_dir)
+        install_crds(api)
+        try:
+            client.NodeV1Api(api).create_runtime_class(policies.runtime_class())
+        except ApiException as e:
+            if e.status != 409:
+                raise
+        build_secrets(api, settings)
+        install_admission(api)
+        operator = RunningOperator(settings.model_copy(deep=True))
+        operator.start()
+        gateway = Gateway(settings, database_url)
+        try:
+            gateway.start()
+            yield gateway, settings
+        finally:
+            gateway.stop()
+            operator.stop()
+    finally:
+        s3.stop()
+
+
+def onboard(gateway: Gateway, tenant: str) -> httpx.Client:
+    with httpx.Client(
+        base_url=gateway.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    ) as admin:
+        made = admin.post("/v1/admin/tenants", json={"name": tenant})
+    assert made.status_code == 201, made.text
+    return httpx.Client(
+        base_url=gateway.url,
+        headers={"Authorization": f"Bearer {made.json()['token']}"},
+        timeout=120,
+    )

@@ -1,0 +1,201 @@
+"""NetworkPolicy holds on the real node (kube-router enforces it with iptables and ipset).
+
+Two tenants onboarded through the gateway; the operator made their namespaces and policies
+(default deny, ingress from the gateway only, DNS). A probe pod in tenant A's namespace,
+under gVisor, labelled as the serving pod of A's function ``prober``, tries TCP connections
+and prints what it got. The same probe in a namespace without policies reaches every target,
+so each refusal is the policy's doing and not a missing route.
+
+Targets: B's pod, B's Service, the API server (node address and Service IP), the metadata
+address (a listener on 169.254.169.254 inside the node's network namespace), and two test
+hosts, each a network namespace the test made, joined by a veth pair: an egress rule of the
+function allows exactly the first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from sless import policies
+from sless.config import Settings
+from tests.netns import netns_host
+from tests.node.stack import Gateway, onboard
+from tests.node.support import NODE_IP, RESTRICTED_CONTAINER, Node, wait_for
+
+PROBE = """
+import json, socket, sys
+out = {}
+for target in sys.argv[1:]:
+    host, port = target.rsplit(':', 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        out[target] = 'open'
+    except OSError as e:
+        out[target] = type(e).__name__
+print('RESULT ' + json.dumps(out))
+"""
+METADATA = "169.254.169.254"
+ALLOWED_HOST, OTHER_HOST = "10.202.0.2", "10.203.0.2"
+TEST_PORT = 8081
+
+# the node's first build pulls and unpacks images: minutes, not the default 120 s
+pytestmark = pytest.mark.timeout(900)
+
+
+def _pod(node: Node, name: str, labels: dict[str, str], args: list[str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "runtimeClassName": "gvisor",
+            "restartPolicy": "Never" if args[:1] == ["-c"] else "Always",
+            "automountServiceAccountToken": False,
+            "enableServiceLinks": False,
+            "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [
+                {
+                    "name": "main",
+                    "image": node.runtime_image("python3.11"),
+                    "command": ["python3", *args],
+                    "ports": [{"containerPort": 8080, "name": "http"}],
+                    "readinessProbe": {"tcpSocket": {"port": 8080}, "periodSeconds": 1},
+                    "securityContext": RESTRICTED_CONTAINER,
+                    "resources": {"limits": {"cpu": "250m", "memory": "128Mi"}},
+                }
+            ],
+        },
+    }
+
+
+def _server_pod(api: Any, node: Node, ns: str, name: str) -> str:
+    """A pod serving HTTP on 8080 with a function's labels; returns its IP once Ready."""
+    core = client.CoreV1Api(api)
+    labels = policies.labels.function_labels(name)
+    core.create_namespaced_pod(
+        ns, _pod(node, name, labels, ["-m", "http.server", "8080", "--directory", "/runtime"])
+    )
+
+    def ip() -> str | None:
+        pod = core.read_namespaced_pod(name, ns)
+        ready = any(c.ready for c in pod.status.container_statuses or [])
+        return pod.status.pod_ip if ready else None
+
+    return wait_for(f"pod {ns}/{name} ready", ip)
+
+
+def _probe(api: Any, node: Node, ns: str, labels: dict[str, str], targets: list[str]) -> dict:
+    core = client.CoreV1Api(api)
+    name = "probe-" + uuid.uuid4().hex[:6]
+    core.create_namespaced_pod(ns, _pod(node, name, labels, ["-c", PROBE, *targets]))
+
+    def done() -> str | None:
+        phase = core.read_namespaced_pod(name, ns).status.phase
+        return phase if phase in ("Succeeded", "Failed") else None
+
+    phase = wait_for(f"probe {ns}/{name}", done)
+    logs = core.read_namespaced_pod_log(name, ns)
+    assert phase == "Succeeded", logs
+    line = next(x for x in logs.splitlines() if x.startswith("RESULT "))
+    return json.loads(line.removeprefix("RESULT "))
+
+
+@contextlib.contextmanager
+def metadata_listener() -> Iterator[str]:
+    """An HTTP server on the metadata address, inside the node's network namespace."""
+    subprocess.run(["ip", "addr", "add", f"{METADATA}/32", "dev", "lo"], check=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "80", "--bind", METADATA],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"{METADATA}:80"
+    finally:
+        server.terminate()
+        server.wait(10)
+        subprocess.run(["ip", "addr", "del", f"{METADATA}/32", "dev", "lo"], check=False)
+
+
+def test_tenant_pods_reach_only_what_their_policies_allow(
+    stack: tuple[Gateway, Settings], api: Any, node: Node
+) -> None:
+    gateway, settings = stack
+    suffix = uuid.uuid4().hex[:6]
+    onboard(gateway, f"neta{suffix}").close()
+    onboard(gateway, f"netb{suffix}").close()
+    a, b = f"sless-neta{suffix}", f"sless-netb{suffix}"
+    core = client.CoreV1Api(api)
+    net = client.NetworkingV1Api(api)
+    wait_for("tenant policies", lambda: len(net.list_namespaced_network_policy(b).items) >= 3)
+    wait_for("service accounts", lambda: core.list_namespaced_service_account(a).items)
+    wait_for("service accounts", lambda: core.list_namespaced_service_account(b).items)
+
+    b_ip = _server_pod(api, node, b, "target")
+    core.create_namespaced_service(
+        b,
+        {
+            "metadata": {"name": "target"},
+            "spec": {
+                "selector": policies.labels.function_selector("target"),
+                "ports": [{"name": "http", "port": 8080, "targetPort": 8080}],
+            },
+        },
+    )
+    b_service = core.read_namespaced_service("target", b).spec.cluster_ip
+    api_port = node.server.rsplit(":", 1)[1]
+
+    # the function `prober` of tenant A may reach the allowed test host, nothing else
+    net.create_namespaced_network_policy(
+        a,
+        policies.function_egress_policy(
+            a, "prober", [f"{ALLOWED_HOST}:{TEST_PORT}"], settings.kubernetes.api_server_cidrs
+        ),
+    )
+    control_ns = "node-control-" + uuid.uuid4().hex[:4]
+    core.create_namespace({"metadata": {"name": control_ns}})
+    wait_for("service accounts", lambda: core.list_namespaced_service_account(control_ns).items)
+    server = [sys.executable, "-m", "http.server", str(TEST_PORT)]
+    try:
+        with (
+            metadata_listener() as metadata,
+            netns_host("10.202.0.1", ALLOWED_HOST, TEST_PORT, server),
+            netns_host("10.203.0.1", OTHER_HOST, TEST_PORT, server),
+        ):
+            targets = {
+                "tenant B's pod": f"{b_ip}:8080",
+                "tenant B's Service": f"{b_service}:8080",
+                "the API server (node address)": f"{NODE_IP}:{api_port}",
+                "the API server (Service kubernetes)": "10.96.0.1:443",
+                "the metadata address": metadata,
+                "the allowed test host": f"{ALLOWED_HOST}:{TEST_PORT}",
+                "another test host": f"{OTHER_HOST}:{TEST_PORT}",
+            }
+            labels = policies.labels.function_labels("prober")
+            control = _probe(api, node, control_ns, labels, list(targets.values()))
+            from_a = _probe(api, node, a, labels, list(targets.values()))
+    finally:
+        # the node has 2 CPUs: leave them to the next test
+        for ns in (control_ns, a, b):
+            core.delete_namespace(ns)
+    # Without policies of its own a pod reaches every target except B's pod and Service,
+    # which B's ingress policy (from the gateway only) guards; the node, where the gateway
+    # runs here, reaches B's pod. So each refusal below is a policy's doing.
+    ingress_guarded = {targets["tenant B's pod"], targets["tenant B's Service"]}
+    assert all(v == "open" for t, v in control.items() if t not in ingress_guarded), json.dumps(
+        control
+    )
+    assert all(control[t] != "open" for t in ingress_guarded), control
+    # (the node's netns has no route to Service IPs for its own sockets: B's pod only)
+    socket.create_connection((b_ip, 8080), timeout=5).close()
+    got = {what: from_a[target] for what, target in targets.items()}
+    assert got.pop("the allowed test host") == "open", got
+    assert all(v != "open" for v in got.values()), got

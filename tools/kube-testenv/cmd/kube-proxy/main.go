@@ -1,0 +1,17 @@
+// kube-proxy for the sless test node (iptables mode): the upstream command, unchanged.
+// Mirrors k8s.io/kubernetes/cmd/kube-proxy/proxy.go.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"          // JSON log format registration
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client metric registration
+	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric registration
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}
