@@ -204,7 +204,6 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
 
 
 async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
-    k = op.settings.kubernetes
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     status: dict[str, Any] = dict(body.get("status") or {})
     try:
@@ -229,7 +228,37 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         builds = dict(list(builds.items())[-MAX_BUILDS:])
     conditions = condition(status.get("conditions") or [], "Built", True, "Built", image)
 
-    # render, check, apply
+    deployed = await _deploy(op, body, spec, image, sha, status, builds)
+    conditions = condition(conditions, "Deployed", True, "Applied", deployed)
+    conditions = condition(conditions, "Ready", True, "Deployed")
+    ready: dict[str, Any] = {
+        "phase": Phase.READY.value,
+        "message": "",
+        "observed_sha256": sha,
+        "image": image,
+        "servingSpec": spec.model_dump(mode="json"),
+        "builds": builds,
+        "conditions": conditions,
+    }
+    if held:
+        # the gateway's Validating/Rejected stays visible; what serves is unchanged
+        del ready["phase"], ready["message"]
+    await op.patch_status(KIND, ns, name, status, ready)
+
+
+async def _deploy(
+    op: Operator,
+    body: dict[str, Any],
+    spec: FunctionSpec,
+    image: str,
+    sha: str,
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> str:
+    """Render the Deployment, Service and egress policy, check the pod against the
+    allowlist, apply them; returns the Deployment's name."""
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
         runtime_class = sandbox_runtime_class(k)
         deployment = function_deployment(
@@ -240,8 +269,8 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
             sha,
             k,
             enabled=await http_enabled(op, ns, name),
-            # written by the gateway's backend with the function's Secret (not yet: it
-            # refuses spec.secrets in this mode, docs/kubernetes.md)
+            # written by the gateway's backend with the function's Secret: a new value
+            # rolls the pods
             secrets_version=(body["metadata"].get("annotations") or {}).get(
                 labels.SECRETS_VERSION_ANNOTATION
             ),
@@ -281,21 +310,7 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
             await _fail(op, ns, name, status, "ApplyRefused", message, builds=builds)
             raise kopf.PermanentError(message) from e
         raise kopf.TemporaryError(f"applying failed: {answer or e}", delay=k.retry_delay_s) from e
-    conditions = condition(conditions, "Deployed", True, "Applied", deployment["metadata"]["name"])
-    conditions = condition(conditions, "Ready", True, "Deployed")
-    ready: dict[str, Any] = {
-        "phase": Phase.READY.value,
-        "message": "",
-        "observed_sha256": sha,
-        "image": image,
-        "servingSpec": spec.model_dump(mode="json"),
-        "builds": builds,
-        "conditions": conditions,
-    }
-    if held:
-        # the gateway's Validating/Rejected stays visible; what serves is unchanged
-        del ready["phase"], ready["message"]
-    await op.patch_status(KIND, ns, name, status, ready)
+    return str(deployment["metadata"]["name"])
 
 
 async def _build(

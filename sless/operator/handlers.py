@@ -54,8 +54,15 @@ def _op(memo: Any) -> Operator:
 
 def build_registry(settings: Settings) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
+    _register_lifecycle(registry, settings)
+    _register_functions(registry, settings)
+    _register_resources(registry, settings)
+    return registry
+
+
+def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> None:
+    """Login (kopf's own client), start-up (our client, the builds namespace), clean-up."""
     k = settings.kubernetes
-    group, version = k.group, k.version
     configuration = load_configuration(k)
 
     @kopf.on.login(registry=registry)
@@ -94,7 +101,11 @@ def build_registry(settings: Settings) -> kopf.OperatorRegistry:
         if "sless" in memo:
             await _op(memo).api.close()
 
-    # -- Function ------------------------------------------------------------------
+
+def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> None:
+    """Functions, and the build and FunctionJob Jobs the operator made for them."""
+    k = settings.kubernetes
+    group, version = k.group, k.version
 
     @kopf.on.resume(group, version, "functions", registry=registry)
     @kopf.on.create(group, version, "functions", registry=registry)
@@ -118,8 +129,6 @@ def build_registry(settings: Settings) -> kopf.OperatorRegistry:
         if type == "MODIFIED" and released:
             await _quietly(functions.reconcile(_op(memo), dict(body)))
 
-    # -- Jobs the operator created ---------------------------------------------------
-
     @kopf.on.event(
         "batch", "v1", "jobs", labels={labels.MANAGED_BY: labels.MANAGER}, registry=registry
     )
@@ -139,7 +148,10 @@ def build_registry(settings: Settings) -> kopf.OperatorRegistry:
         elif job_labels.get(labels.FUNCTION_JOB):
             await jobs.record_completion(op, job)
 
-    # -- Trigger -------------------------------------------------------------------
+
+def _register_resources(registry: kopf.OperatorRegistry, settings: Settings) -> None:
+    """Triggers, FunctionJobs and Tenants."""
+    group, version = settings.kubernetes.group, settings.kubernetes.version
 
     @kopf.on.resume(group, version, "triggers", registry=registry)
     @kopf.on.create(group, version, "triggers", registry=registry)
@@ -152,23 +164,17 @@ def build_registry(settings: Settings) -> kopf.OperatorRegistry:
     async def trigger_deleted(body: Any, memo: Any, **_: Any) -> None:
         await triggers.cleanup(_op(memo), dict(body))
 
-    # -- FunctionJob -----------------------------------------------------------------
-
     @kopf.on.resume(group, version, "functionjobs", registry=registry)
     @kopf.on.create(group, version, "functionjobs", registry=registry)
     @kopf.on.update(group, version, "functionjobs", registry=registry)
     async def function_job_changed(body: Any, memo: Any, **_: Any) -> None:
         await jobs.reconcile(_op(memo), dict(body))
 
-    # -- Tenant --------------------------------------------------------------------
-
     @kopf.on.resume(group, version, "tenants", registry=registry)
     @kopf.on.create(group, version, "tenants", registry=registry)
     @kopf.on.update(group, version, "tenants", registry=registry)
     async def tenant_changed(body: Any, memo: Any, **_: Any) -> None:
         await tenants.reconcile(_op(memo), dict(body))
-
-    return registry
 
 
 async def _quietly(reconciling: Any) -> None:

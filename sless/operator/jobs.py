@@ -31,7 +31,6 @@ MAX_RESULT = 4096
 async def reconcile(op: Operator, body: dict[str, Any]) -> None:
     meta = body["metadata"]
     ns, name = meta["namespace"], meta["name"]
-    k = op.settings.kubernetes
     async with op.locked(KIND, ns, name):
         fresh = await op.api.get(op.cr_path(KIND, ns, name))
         if fresh is None or fresh["metadata"].get("deletionTimestamp"):
@@ -51,53 +50,8 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
         if isinstance(last, int) and spec.run_id <= last:
             return  # this run (or a later one) already started: never twice
         job_name = labels.function_job_name(name, spec.run_id)
-        existing = await op.api.get(object_path("batch/v1", "Job", ns, job_name))
-        if existing is None:
-            target = await op.api.get(op.cr_path("Function", ns, spec.function))
-            ready = target is not None and (target.get("status") or {}).get("image")
-            if not ready or target is None:
-                await op.patch_status(
-                    KIND,
-                    ns,
-                    name,
-                    status,
-                    {
-                        "phase": JobPhase.WAITING.value,
-                        "message": f"waiting for function {spec.function} to be {Phase.READY}",
-                    },
-                )
-                raise kopf.TemporaryError("function not ready", delay=k.retry_delay_s)
-            timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
-            job = function_job(
-                name,
-                spec.function,
-                spec.run_id,
-                spec.payload,
-                ns,
-                op.invoke_base_url(),
-                timeout_s,
-                k,
-            )
-            violations = check_pod_spec(
-                job["spec"]["template"]["spec"], runtime_class=sandbox_runtime_class(k)
-            )
-            if violations:
-                message = "rendered Job violates policy: " + "; ".join(map(str, violations[:5]))
-                await op.patch_status(
-                    KIND, ns, name, status, {"phase": "Failed", "message": message}
-                )
-                raise kopf.PermanentError(message)
-            try:
-                await op.api.create(with_owner(job, fresh))
-            except SlessError as e:
-                answer = answer_of(e)
-                if answer is not None and answer.status in (400, 403, 422):
-                    message = f"the cluster refused the Job: {answer or e}"
-                    await op.patch_status(
-                        KIND, ns, name, status, {"phase": "Failed", "message": message}
-                    )
-                    raise kopf.PermanentError(message) from e
-                raise kopf.TemporaryError(f"creating the Job failed: {answer or e}", delay=5) from e
+        if await op.api.get(object_path("batch/v1", "Job", ns, job_name)) is None:
+            await _start_run(op, fresh, spec, status)
         await op.patch_status(
             KIND,
             ns,
@@ -113,6 +67,56 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
                 "completed_at": None,
             },
         )
+
+
+async def _start_run(
+    op: Operator, fresh: dict[str, Any], spec: JobSpec, status: dict[str, Any]
+) -> None:
+    """Create the Job of run ``spec.run_id`` once the function serves an image."""
+    meta = fresh["metadata"]
+    ns, name = meta["namespace"], meta["name"]
+    k = op.settings.kubernetes
+    target = await op.api.get(op.cr_path("Function", ns, spec.function))
+    ready = target is not None and (target.get("status") or {}).get("image")
+    if not ready or target is None:
+        await op.patch_status(
+            KIND,
+            ns,
+            name,
+            status,
+            {
+                "phase": JobPhase.WAITING.value,
+                "message": f"waiting for function {spec.function} to be {Phase.READY}",
+            },
+        )
+        raise kopf.TemporaryError("function not ready", delay=k.retry_delay_s)
+    timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
+    job = function_job(
+        name,
+        spec.function,
+        spec.run_id,
+        spec.payload,
+        ns,
+        op.invoke_base_url(),
+        timeout_s,
+        k,
+    )
+    violations = check_pod_spec(
+        job["spec"]["template"]["spec"], runtime_class=sandbox_runtime_class(k)
+    )
+    if violations:
+        message = "rendered Job violates policy: " + "; ".join(map(str, violations[:5]))
+        await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+        raise kopf.PermanentError(message)
+    try:
+        await op.api.create(with_owner(job, fresh))
+    except SlessError as e:
+        answer = answer_of(e)
+        if answer is not None and answer.status in (400, 403, 422):
+            message = f"the cluster refused the Job: {answer or e}"
+            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
+            raise kopf.PermanentError(message) from e
+        raise kopf.TemporaryError(f"creating the Job failed: {answer or e}", delay=5) from e
 
 
 async def record_completion(op: Operator, job: dict[str, Any]) -> None:

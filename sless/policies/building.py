@@ -74,27 +74,6 @@ def build_job(
     if not s3.bucket:
         raise ValueError("Kubernetes mode needs an S3 bucket for code blobs (SLESS_S3_BUCKET)")
     job_labels = labels.build_labels(namespace, name, sha256)
-    env: list[dict[str, Any]] = [
-        {
-            "name": "AWS_ACCESS_KEY_ID",
-            "valueFrom": {
-                "secretKeyRef": {"name": settings.build_s3_secret, "key": "AWS_ACCESS_KEY_ID"}
-            },
-        },
-        {
-            "name": "AWS_SECRET_ACCESS_KEY",
-            "valueFrom": {
-                "secretKeyRef": {"name": settings.build_s3_secret, "key": "AWS_SECRET_ACCESS_KEY"}
-            },
-        },
-        {"name": "AWS_REGION", "value": s3.region},
-        {"name": "DOCKER_CONFIG", "value": "/kaniko/.docker"},
-    ]
-    if s3.endpoint_url:
-        env += [
-            {"name": "S3_ENDPOINT", "value": s3.endpoint_url},
-            {"name": "S3_FORCE_PATH_STYLE", "value": "true"},
-        ]
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -113,44 +92,7 @@ def build_job(
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
                     "enableServiceLinks": False,
-                    "containers": [
-                        {
-                            "name": "kaniko",
-                            "image": settings.kaniko_image,
-                            "args": [
-                                f"--context=s3://{s3.bucket}/{context_key(s3, sha256, runtime)}",
-                                "--dockerfile=Dockerfile",
-                                "--destination="
-                                f"{image_repository(settings, namespace, name)}:{sha256}",
-                                "--digest-file=/dev/termination-log",
-                                "--snapshot-mode=redo",
-                                "--no-push-cache",
-                                *(
-                                    ["--insecure", "--insecure-pull"]
-                                    if settings.registry_insecure
-                                    else []
-                                ),
-                            ],
-                            "env": env,
-                            "resources": {
-                                "requests": {"cpu": "500m", "memory": "1Gi"},
-                                "limits": {"cpu": "2", "memory": "4Gi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "privileged": False,
-                            },
-                            "volumeMounts": [
-                                {
-                                    "name": "registry",
-                                    "mountPath": "/kaniko/.docker",
-                                    "readOnly": True,
-                                }
-                            ],
-                            "terminationMessagePath": "/dev/termination-log",
-                            "terminationMessagePolicy": "File",
-                        }
-                    ],
+                    "containers": [_kaniko(namespace, name, sha256, runtime, settings, s3)],
                     "volumes": [
                         {
                             "name": "registry",
@@ -164,6 +106,61 @@ def build_job(
             },
         },
     }
+
+
+def _kaniko(
+    namespace: str,
+    name: str,
+    sha256: str,
+    runtime: Runtime,
+    settings: KubernetesSettings,
+    s3: S3Settings,
+) -> dict[str, Any]:
+    """The build container: kaniko reads the context from S3 and pushes the image, its
+    digest in the termination message; registry credentials are mounted read-only."""
+    return {
+        "name": "kaniko",
+        "image": settings.kaniko_image,
+        "args": [
+            f"--context=s3://{s3.bucket}/{context_key(s3, sha256, runtime)}",
+            "--dockerfile=Dockerfile",
+            f"--destination={image_repository(settings, namespace, name)}:{sha256}",
+            "--digest-file=/dev/termination-log",
+            "--snapshot-mode=redo",
+            "--no-push-cache",
+            *(["--insecure", "--insecure-pull"] if settings.registry_insecure else []),
+        ],
+        "env": _build_env(settings, s3),
+        "resources": {
+            "requests": {"cpu": "500m", "memory": "1Gi"},
+            "limits": {"cpu": "2", "memory": "4Gi"},
+        },
+        "securityContext": {"allowPrivilegeEscalation": False, "privileged": False},
+        "volumeMounts": [{"name": "registry", "mountPath": "/kaniko/.docker", "readOnly": True}],
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+
+
+def _build_env(settings: KubernetesSettings, s3: S3Settings) -> list[dict[str, Any]]:
+    """S3 credentials from the builds namespace's Secret, never a value in the Job."""
+
+    def from_secret(key: str) -> dict[str, Any]:
+        ref = {"name": settings.build_s3_secret, "key": key}
+        return {"name": key, "valueFrom": {"secretKeyRef": ref}}
+
+    env = [
+        from_secret("AWS_ACCESS_KEY_ID"),
+        from_secret("AWS_SECRET_ACCESS_KEY"),
+        {"name": "AWS_REGION", "value": s3.region},
+        {"name": "DOCKER_CONFIG", "value": "/kaniko/.docker"},
+    ]
+    if s3.endpoint_url:
+        env += [
+            {"name": "S3_ENDPOINT", "value": s3.endpoint_url},
+            {"name": "S3_FORCE_PATH_STYLE", "value": "true"},
+        ]
+    return env
 
 
 def check_build_job(job: dict[str, Any], settings: KubernetesSettings) -> list[Violation]:
