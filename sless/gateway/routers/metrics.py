@@ -17,8 +17,9 @@ from sless.errors import Unauthorized
 from sless.gateway.deps import NamespaceDep, PlatformDep, bearer_token, get_principal
 from sless.gateway.metrics import TEXT_CONTENT_TYPE, as_json, render_text
 from sless.gateway.platform import Platform
+from sless.gateway.schema import ERRORS
 
-router = APIRouter()
+router = APIRouter(responses=ERRORS)
 
 _QUEUE_DEPTH = "SELECT state, count(*) AS n FROM invocation_queue GROUP BY state"
 
