@@ -252,7 +252,7 @@ def test_the_broker_url_secret_never_appears_in_answers_or_logs(
     deploy(acme, NS, "fn", RECEIVER)
     put = keep(acme.put(_path("secrets", "broker"), json={"value": rabbitmq.url}))
     assert put.status_code == 201
-    assert set(put.json()) == {"name", "created_at", "updated_at"}
+    assert set(put.json()) == {"name", "created_at", "updated_at", "resource_version"}
     again = keep(acme.put(_path("secrets", "broker"), json={"value": rabbitmq.url}))
     assert again.status_code == 200
     listed = keep(acme.get(f"/v1/namespaces/{NS}/secrets")).json()
