@@ -22,6 +22,7 @@ import pytest
 from pydantic import SecretStr
 
 from sless.config import Settings
+from tests.integration.validation.fake_llm import FakeLLM
 from tests.support import serve_in_thread
 
 
@@ -65,6 +66,15 @@ def s3_endpoint() -> Iterator[str]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    """The only fake the tests use: a local OpenAI-compatible server (no LLM is reachable)."""
+    server = FakeLLM()
+    server.start()
+    yield server
     server.stop()
 
 

@@ -89,6 +89,14 @@ async def await_for(
         await asyncio.sleep(interval)
 
 
+def with_llm(settings: Any, llm: Any) -> Any:
+    """``settings`` pointed at the fake LLM endpoint (the ``llm`` fixture)."""
+    settings.llm.base_url = llm.base_url
+    settings.llm.model = "fake-model"
+    settings.llm.timeout_s = 10
+    return settings
+
+
 def s3_client(endpoint: str) -> Any:
     """A boto3 S3 client for the test S3 server (moto, over real HTTP on loopback)."""
     import boto3

@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_play
 
 from sless.config import Settings
 from tests.integration.validation.fake_llm import FakeLLM
+from tests.support import with_llm
 
 ROOT = Path(__file__).resolve().parents[2]
 DESKTOP = {"width": 1280, "height": 800}
@@ -122,16 +123,5 @@ def open_page(browser: Browser, shots: Path) -> Iterator[object]:
 
 
 @pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def settings(settings: Settings, llm: FakeLLM) -> Settings:
-    settings.llm.base_url = llm.base_url
-    settings.llm.model = "fake-model"
-    settings.llm.timeout_s = 10
-    return settings
+    return with_llm(settings, llm)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
@@ -16,7 +15,7 @@ import pytest
 from sless.config import Settings
 from tests.conftest import RunningGateway
 from tests.integration.validation.fake_llm import FakeLLM, verdict
-from tests.support import make_zip
+from tests.support import make_zip, with_llm
 
 pytestmark = pytest.mark.integration
 
@@ -24,19 +23,8 @@ STATS = "/v1/namespaces/sless-acme/stats/invocations"
 
 
 @pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def settings(settings: Settings, llm: FakeLLM) -> Settings:
-    settings.llm.base_url = llm.base_url
-    settings.llm.model = "fake-model"
-    settings.llm.timeout_s = 10
-    return settings
+    return with_llm(settings, llm)
 
 
 def _insert(database_url: str, rows: list[tuple[str, str, int, float, datetime]]) -> None:

@@ -4,15 +4,13 @@ fake allowed); the gateway, PostgreSQL, semgrep and the sandbox are real."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
 from sless.config import Settings
 from tests.conftest import RunningGateway
 from tests.integration.validation.fake_llm import FakeLLM, verdict
-from tests.support import make_zip, wait_phase
+from tests.support import make_zip, wait_phase, with_llm
 
 pytestmark = pytest.mark.integration
 
@@ -21,19 +19,8 @@ CODE = {"handler.py": "def handle(event, context):\n    return 'reviewed'\n"}
 
 
 @pytest.fixture
-def llm() -> Iterator[FakeLLM]:
-    server = FakeLLM()
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
 def settings(settings: Settings, llm: FakeLLM) -> Settings:
-    settings.llm.base_url = llm.base_url
-    settings.llm.model = "fake-model"
-    settings.llm.timeout_s = 10
-    return settings
+    return with_llm(settings, llm)
 
 
 def _held(acme: httpx.Client, name: str) -> int:
