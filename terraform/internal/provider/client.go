@@ -248,6 +248,9 @@ func (f *Function) ETag() string {
 // PutFunction is PUT .../functions/{name}; with ifMatch (an ETag), only if the function
 // is still at that version (else an APIError with Status 412).
 func (c *Client) PutFunction(ctx context.Context, name string, spec FunctionSpec, ifMatch string) (*Function, error) {
+	if spec.Secrets == nil {
+		spec.Secrets = []SecretRef{} // a nil slice would go out as null, which the API refuses
+	}
 	body, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
