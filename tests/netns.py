@@ -35,9 +35,18 @@ def _ip(*args: str) -> None:
 
 
 @contextlib.contextmanager
-def netns_host(host_ip: str, test_host_ip: str, port: int, command: Sequence[str]) -> Iterator[str]:
+def netns_host(
+    host_ip: str,
+    test_host_ip: str,
+    port: int,
+    command: Sequence[str],
+    *,
+    route_back: str | None = None,
+) -> Iterator[str]:
     """Run ``command`` on a host at ``test_host_ip`` (a /30 shared with ``host_ip`` here);
-    yields ``http://test_host_ip:port/`` once it answers."""
+    yields ``http://test_host_ip:port/`` once it answers. ``route_back`` (a CIDR, e.g. the
+    pods behind a node's bridge) is routed back through ``host_ip``; only when asked: a
+    default route there made the host refuse connections from this side."""
     if shutil.which("ip") is None:
         pytest.fail("iproute2 (`ip`) is needed to build the test host")
     ns = f"sless-t{uuid.uuid4().hex[:6]}"
@@ -52,8 +61,9 @@ def netns_host(host_ip: str, test_host_ip: str, port: int, command: Sequence[str
         _ip("-n", ns, "addr", "add", f"{test_host_ip}/30", "dev", f"{veth}p")
         _ip("-n", ns, "link", "set", f"{veth}p", "up")
         _ip("-n", ns, "link", "set", "lo", "up")
-        # replies to callers beyond the /30 (pods behind a node's bridge) go back the same way
-        _ip("-n", ns, "route", "add", "default", "via", host_ip)
+        if route_back is not None:
+            # replies to callers beyond the /30 (pods behind a node's bridge) go back this way
+            _ip("-n", ns, "route", "add", route_back, "via", host_ip)
         server = subprocess.Popen(
             ["ip", "netns", "exec", ns, *command],
             stdout=subprocess.DEVNULL,

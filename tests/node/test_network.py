@@ -32,6 +32,9 @@ from tests.netns import netns_host
 from tests.node.stack import Gateway, onboard
 from tests.node.support import NODE_IP, RESTRICTED_CONTAINER, Node, wait_for
 
+#: the node's pod network (tools/kube-testenv/node.bash): the test hosts route it back
+POD_CIDR = "10.88.0.0/16"
+
 PROBE = """
 import json, socket, sys
 out = {}
@@ -167,8 +170,8 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
     try:
         with (
             metadata_listener() as metadata,
-            netns_host("10.202.0.1", ALLOWED_HOST, TEST_PORT, server),
-            netns_host("10.203.0.1", OTHER_HOST, TEST_PORT, server),
+            netns_host("10.202.0.1", ALLOWED_HOST, TEST_PORT, server, route_back=POD_CIDR),
+            netns_host("10.203.0.1", OTHER_HOST, TEST_PORT, server, route_back=POD_CIDR),
         ):
             targets = {
                 "tenant B's pod": f"{b_ip}:8080",
