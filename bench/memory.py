@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import subprocess
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import aiohttp
+from runtime_sandbox import make_spec
 from table import Row, note, row
 
 from sless.sandbox import (
     HostLayout,
-    Limits,
     Runtime,
     SandboxSpec,
     build_command,
@@ -37,10 +37,6 @@ from sless.sandbox import (
     start_worker,
 )
 
-HANDLERS = {
-    "python3.11": ("handler.py", "def handle(event, context):\n    return {'ok': True}\n"),
-    "nodejs20": ("handler.js", "exports.handle = async () => ({ ok: true });\n"),
-}
 BARE = {
     "python3.11": ["-c", "import time; time.sleep(60)"],
     "nodejs20": ["-e", "setTimeout(() => {}, 60000)"],
@@ -49,23 +45,8 @@ TARGET = {"python3.11": "<= 12 MB", "nodejs20": "<= 30 MB"}
 
 
 def _spec(root: Path, runtime: Runtime) -> SandboxSpec:
-    work = root / uuid.uuid4().hex[:8]
-    (work / "code").mkdir(parents=True)
-    name, source = HANDLERS[runtime]
-    (work / "code" / name).write_text(source)
-    return SandboxSpec(
-        name=f"bench.{work.name}",
-        runtime=runtime,
-        code_dir=work / "code",
-        deps_dir=None,
-        entrypoint="handler.handle",
-        env={},
-        socket_dir=work / "sock",
-        log_file=work / "log",
-        limits=Limits(memory_mb=128),
-        function="mem",
-        namespace="bench",
-    )
+    # the hello handler of runtime_sandbox.py, named like a function's worker
+    return dataclasses.replace(make_spec(root, runtime), function="mem", namespace="bench")
 
 
 def _children(pid: int) -> list[int]:
