@@ -31,7 +31,7 @@ import aiohttp
 import httpx
 from platform_process import admin_client, running_platform
 
-#: workers per function in embedded mode (LocalBackend's max_workers_per_function)
+#: workers per function in embedded mode (the default max_instances of a FunctionSpec)
 WORKERS_PER_FUNCTION = 4
 HELLO = "def handle(event, context):\n    return 'hi'\n"
 BURN = (

@@ -58,6 +58,9 @@ class GatewaySettings(BaseModel):
     #: Idempotency-Key records: how long one is kept, and how many per tenant at most
     idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
     idempotency_max_keys: int = Field(default=10_000, ge=1)
+    #: how long a call waits for a free instance when the function runs ``max_instances``
+    #: instances, each at its ``concurrency``; then 429 with ``Retry-After``
+    queue_timeout_s: float = Field(default=10.0, ge=0, le=300)
 
 
 #: a token that a provider chooses by hand must be at least this long (the generated ones
@@ -219,6 +222,9 @@ class LimitsSettings(BaseModel):
     max_memory_mb: int = Field(default=8192, ge=0)
     #: sum of the sizes of the code zips its functions currently point at
     max_code_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    #: instances (workers or pods) one function may scale to: its ``max_instances`` may
+    #: not be set above this, and what runs is capped by it if it is lowered later
+    max_instances: int = Field(default=10, ge=1)
 
 
 class S3Settings(BaseModel):
@@ -268,6 +274,7 @@ class SandboxSettings(BaseModel):
     bwrap: str = "bwrap"
     #: run functions without bubblewrap (development only; warned on every start)
     unsafe_no_sandbox: bool = False
+    #: the idle window: a worker unused this long stops (down to ``min_instances``)
     idle_timeout_s: float = 300.0
     start_timeout_s: float = 20.0
     max_processes: int = 64
@@ -402,6 +409,10 @@ class KubernetesSettings(BaseModel):
     default_plan: str = "default"
     #: seconds between re-checks while waiting for something that will pass
     retry_delay_s: float = 10.0
+    #: autoscaling (the gateway sets each Deployment's replicas from the calls in flight):
+    #: how often it decides, and how long demand must stay low before it scales down
+    autoscale_interval_s: float = Field(default=2.0, gt=0, le=60)
+    scale_down_delay_s: float = Field(default=60.0, ge=0, le=3600)
     #: base URL that cron trigger and FunctionJob pods POST to (``<url>/fn/<ns>/<name>``);
     #: unset = gateway.public_url, else the gateway Service in gateway_namespace
     invoke_base_url: str | None = None

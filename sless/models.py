@@ -184,8 +184,12 @@ class FunctionSpec(BaseModel):
     memory_mb: int = Field(default=128, ge=32, le=4096)
     cpu_millis: int = Field(default=500, ge=50, le=4000)
     timeout_s: float = Field(default=30.0, gt=0, le=900)
+    #: calls one instance (worker or pod) serves at once: the autoscaler's target
     concurrency: int = Field(default=4, ge=1, le=1000)
     min_instances: int = Field(default=0, ge=0, le=10)
+    #: instances the function may scale to (at most the tenant's ``max_instances`` quota);
+    #: calls beyond ``max_instances * concurrency`` queue for a bounded time, then 429
+    max_instances: int = Field(default=4, ge=1, le=100)
     egress: list[Annotated[str, AfterValidator(_check_egress)]] = Field(
         default_factory=list, max_length=32
     )
@@ -222,6 +226,15 @@ class FunctionSpec(BaseModel):
             if len(item) > 4096:
                 raise ValueError(f"environment variable {key!r} is longer than 4096 bytes")
         return value
+
+    @model_validator(mode="after")
+    def _instances(self) -> FunctionSpec:
+        if self.min_instances > self.max_instances:
+            raise ValueError(
+                f"min_instances ({self.min_instances}) may not exceed max_instances "
+                f"({self.max_instances})"
+            )
+        return self
 
     @model_validator(mode="after")
     def _secrets(self) -> FunctionSpec:

@@ -110,7 +110,7 @@ class GatewayMetrics:
         )
         self.throttled = Counter(
             "gateway_function_throttled",
-            "Calls refused with 429 (the tenant's rate or concurrency limit)",
+            "Calls refused with 429 (the tenant's rate or concurrency limit, or the function at max_instances)",
             fn,
             registry=r,
         )

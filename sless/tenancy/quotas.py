@@ -8,7 +8,10 @@ in embedded and in Kubernetes mode:
   or pods may use at once);
 - ``code_bytes``: the sum of the sizes of the zips the functions currently point at. A zip
   that two functions share counts twice, and code a function no longer points at counts
-  no more: the figure is what the tenant's functions are made of, which it controls.
+  no more: the figure is what the tenant's functions are made of, which it controls;
+- ``max_instances``: a bound per function, not a sum: the instances (workers or pods) one
+  function may scale to. The backends also cap what runs by it, so lowering the quota
+  takes effect on functions written before.
 
 A change is refused (``QuotaExceeded``, 403 as a Kubernetes ResourceQuota refusal) only
 when it makes a figure both larger than before and larger than its limit: an update that
@@ -82,6 +85,18 @@ def check_function(
     existing = next((f for f in current if f.name == name), None)
     if existing is not None and spec.code is None:
         spec = spec.model_copy(update={"code": existing.spec.code})
+    before = existing.spec.max_instances if existing is not None else 0
+    if spec.max_instances > settings.max_instances and spec.max_instances > before:
+        raise QuotaExceeded(
+            f"quota max_instances exceeded: this function asks for {spec.max_instances} "
+            f"instances, the limit is {settings.max_instances} per function",
+            details={
+                "quota": "max_instances",
+                "used": before,
+                "requested": spec.max_instances,
+                "limit": settings.max_instances,
+            },
+        )
     after = [f.spec for f in current if f.name != name] + [spec]
     check_usage(Usage.of([f.spec for f in current]), Usage.of(after), settings)
 

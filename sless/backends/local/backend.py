@@ -84,8 +84,6 @@ class LocalBackend(TriggerTables):
         settings: Settings,
         pool: asyncpg.Pool,
         blobs: BlobStore,
-        *,
-        max_workers_per_function: int = 4,
     ) -> None:
         self.settings = settings
         self.db = pool
@@ -97,7 +95,6 @@ class LocalBackend(TriggerTables):
         self.builder = Builder(
             settings.data_dir / "builds", blobs, settings.build, settings.validation
         )
-        self.max_workers_per_function = max_workers_per_function
         self.runtimes_dir = default_runtimes_dir()
         self.logfiles = LogFiles(
             settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
@@ -338,7 +335,9 @@ class LocalBackend(TriggerTables):
             serving,
             version,
             factory,
-            max_workers=self.max_workers_per_function,
+            # the function's bound, within the tenant's quota (which may have been lowered)
+            max_workers=min(serving.max_instances, self.settings.limits.max_instances),
+            queue_timeout_s=self.settings.gateway.queue_timeout_s,
         )
         if proxy is not None:
             pool.on_close.append(proxy.close)

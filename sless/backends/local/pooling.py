@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from sless.backends.base import Upstream
 from sless.backends.http1 import Http1Client
+from sless.errors import TooManyRequests
 from sless.models import FunctionSpec
 from sless.sandbox import Worker
 
@@ -49,12 +51,16 @@ class FunctionPool:
         factory: WorkerFactory,
         *,
         max_workers: int,
+        queue_timeout_s: float = 10.0,
     ) -> None:
         self.name = name
         self.spec = spec
         self.version = version
         self._factory = factory
         self.max_workers = max(max_workers, spec.min_instances, 1)
+        self.queue_timeout_s = queue_timeout_s
+        #: mean duration of recent calls (seconds, exponentially weighted): Retry-After
+        self._mean_call_s = 1.0
         self._slots: list[_Slot] = []
         self._starting = 0
         self._cond = asyncio.Condition()
@@ -68,6 +74,8 @@ class FunctionPool:
         self.started = 0
         self.crashed = 0
         self.killed_on_timeout = 0
+        #: calls refused because max_workers were all busy for queue_timeout_s
+        self.throttled = 0
 
     @property
     def size(self) -> int:
@@ -106,7 +114,18 @@ class FunctionPool:
             log.warning("worker %s exited (code %s)", slot.worker.name, slot.worker.returncode)
         return dead
 
+    def _throttle(self) -> TooManyRequests:
+        self.throttled += 1
+        retry_after = min(60, max(1, math.ceil(self._mean_call_s)))
+        return TooManyRequests(
+            f"function {self.name.rpartition('/')[2]!r} is at its max_instances "
+            f"({self.max_workers}) and no instance was free within "
+            f"{self.queue_timeout_s:g}s",
+            retry_after=retry_after,
+        )
+
     async def _acquire(self) -> _Slot:
+        deadline = time.monotonic() + self.queue_timeout_s
         while True:
             async with self._cond:
                 if self._closed:
@@ -121,14 +140,29 @@ class FunctionPool:
                 if len(self._slots) + self._starting < self.max_workers:
                     self._starting += 1
                     break
-                await self._cond.wait()
+                if self._starting:
+                    # a worker on its way counts as capacity: the queue time starts when
+                    # every instance runs (a start is bounded by the start timeout)
+                    deadline = time.monotonic() + self.queue_timeout_s
+                    await self._cond.wait()
+                    continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise self._throttle()
+                # woken by every call that ends and every worker that starts or stops
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._cond.wait(), remaining)
         try:
             slot = await self._start_slot()
-        finally:
+        except BaseException:
             async with self._cond:
                 self._starting -= 1
                 self._cond.notify_all()
+            raise
         async with self._cond:
+            # one step: a waiter never sees the start over and the worker not yet there
+            self._starting -= 1
+            self._cond.notify_all()
             if self._closed:
                 await self._discard(slot, kill=True)
                 raise RuntimeError("pool closed")
@@ -140,12 +174,14 @@ class FunctionPool:
     async def lease(self) -> AsyncIterator[Upstream]:
         slot = await self._acquire()
         upstream = Upstream(client=slot.client)
+        started = time.monotonic()
         try:
             yield upstream
         finally:
             async with self._cond:
                 slot.inflight -= 1
                 slot.last_used = time.monotonic()
+                self._mean_call_s += 0.2 * (slot.last_used - started - self._mean_call_s)
                 if upstream.timed_out:
                     # the handler is stuck: only killing the process frees it
                     self.killed_on_timeout += 1
