@@ -110,7 +110,8 @@ class GatewayMetrics:
         )
         self.throttled = Counter(
             "gateway_function_throttled",
-            "Calls refused with 429 (the tenant's rate or concurrency limit, or the function at max_instances)",
+            "Calls refused with 429 (the tenant's rate or concurrency limit, or every instance"
+            " of the function busy at max_instances past the queue timeout)",
             fn,
             registry=r,
         )
