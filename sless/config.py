@@ -365,6 +365,9 @@ class KubernetesSettings(BaseModel):
     builds_namespace: str = "sless-builds"
     #: namespace and pod labels of the gateway (NetworkPolicies allow ingress from it)
     gateway_namespace: str = "sless-system"
+    #: the gateway's ServiceAccount (in gateway_namespace): each tenant namespace binds it
+    #: the functions' Secrets and the Deployments' scale (deploy/rbac/gateway.yaml)
+    gateway_service_account: str = "sless-gateway"
     gateway_labels: dict[str, str] = Field(
         default_factory=lambda: {"app.kubernetes.io/name": "sless-gateway"}
     )
@@ -413,6 +416,9 @@ class KubernetesSettings(BaseModel):
     #: how often it decides, and how long demand must stay low before it scales down
     autoscale_interval_s: float = Field(default=2.0, gt=0, le=60)
     scale_down_delay_s: float = Field(default=60.0, ge=0, le=3600)
+    #: this gateway's name in its demand Lease (in gateway_namespace); unset: the host
+    #: name, which is the pod's name. Every gateway replica needs its own
+    identity: str | None = None
     #: base URL that cron trigger and FunctionJob pods POST to (``<url>/fn/<ns>/<name>``);
     #: unset = gateway.public_url, else the gateway Service in gateway_namespace
     invoke_base_url: str | None = None

@@ -118,7 +118,8 @@ class GatewayMetrics:
         self.inflight = Gauge("gateway_function_inflight", "Calls being served now", fn, registry=r)
         self.replicas = Gauge(
             "gateway_service_count",
-            "Workers (embedded) running the function now",
+            "Instances of the function now: workers (embedded), the Deployment's replicas"
+            " (Kubernetes, as the autoscaler last read them)",
             fn,
             registry=r,
         )

@@ -42,6 +42,7 @@ from sless.policies import (
     function_service,
     image_repository,
     labels,
+    replicas_for,
     sandbox_runtime_class,
 )
 
@@ -186,9 +187,23 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
     except ValidationError:
         return
     enabled = await http_enabled(op, ns, name)
-    replicas = max(1, spec.min_instances) if enabled else 0
     path = object_path("apps/v1", "Deployment", ns, labels.function_object_name(name))
+    replicas = replicas_for(
+        spec,
+        enabled=enabled,
+        current=await current_replicas(op, path),
+        max_instances=op.settings.limits.max_instances,
+    )
     await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+
+
+async def current_replicas(op: Operator, deployment_path: str) -> int | None:
+    """The Deployment's replicas now (the autoscaler's last decision); None if it is new."""
+    deployment = await op.api.get(deployment_path)
+    if deployment is None:
+        return None
+    replicas = (deployment.get("spec") or {}).get("replicas")
+    return replicas if isinstance(replicas, int) else None
 
 
 async def reconcile(op: Operator, body: dict[str, Any]) -> None:
@@ -261,6 +276,10 @@ async def _deploy(
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
         runtime_class = sandbox_runtime_class(k)
+        enabled = await http_enabled(op, ns, name)
+        deployment_path = object_path(
+            "apps/v1", "Deployment", ns, labels.function_object_name(name)
+        )
         deployment = function_deployment(
             spec,
             ns,
@@ -268,7 +287,14 @@ async def _deploy(
             image,
             sha,
             k,
-            enabled=await http_enabled(op, ns, name),
+            enabled=enabled,
+            # what the gateway's autoscaler set stays, within the spec's bounds
+            replicas=replicas_for(
+                spec,
+                enabled=enabled,
+                current=await current_replicas(op, deployment_path),
+                max_instances=op.settings.limits.max_instances,
+            ),
             # written by the gateway's backend with the function's Secret: a new value
             # rolls the pods
             secrets_version=(body["metadata"].get("annotations") or {}).get(

@@ -1,7 +1,9 @@
 """Tenant (cluster-scoped): namespace ``sless-<tenant>`` with Pod Security "restricted",
-ResourceQuota and LimitRange of the plan, the NetworkPolicies and the function
-ServiceAccount, all rendered by ``sless.policies`` and server-side applied. The namespace is
-owned by the Tenant: deleting the Tenant deletes the namespace and everything in it."""
+ResourceQuota and LimitRange of the plan, the NetworkPolicies, the function
+ServiceAccount and the gateway's RoleBinding (the functions' Secrets and the Deployments'
+scale, in this namespace only), all rendered by ``sless.policies`` and server-side
+applied. The namespace is owned by the Tenant: deleting the Tenant deletes the namespace
+and everything in it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from sless.errors import SlessError
 from sless.kube import answer_of
 from sless.models import TenantSpec, check_tenant_name, namespace_for
 from sless.operator.state import Operator, with_owner
-from sless.policies import check_tenant_namespace, tenant_objects
+from sless.policies import check_role_binding, check_tenant_namespace, tenant_objects
 
 KIND = "Tenant"
 
@@ -34,6 +36,9 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
             raise kopf.PermanentError(message) from e
         namespace = objects[0]
         violations = check_tenant_namespace(namespace)
+        for obj in objects:
+            if obj["kind"] == "RoleBinding":
+                violations += check_role_binding(obj, k)
         if violations:  # the renderer and its checker disagree: never apply
             message = "; ".join(map(str, violations))
             raise kopf.PermanentError(message)

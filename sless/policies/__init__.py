@@ -14,9 +14,13 @@ from sless.policies.building import (
     image_repository,
 )
 from sless.policies.namespaces import (
+    GATEWAY_ROLE_BINDING,
+    GATEWAY_TENANT_ROLE,
     builds_namespace,
+    check_role_binding,
     check_tenant_namespace,
     function_service_account,
+    gateway_role_binding,
     limit_range,
     plan_for,
     pod_security_labels,
@@ -54,6 +58,8 @@ from sless.policies.workloads import (
 )
 
 __all__ = [
+    "GATEWAY_ROLE_BINDING",
+    "GATEWAY_TENANT_ROLE",
     "METADATA_CIDRS",
     "EgressRefused",
     "PolicyViolation",
@@ -65,6 +71,7 @@ __all__ = [
     "builds_namespace",
     "check_build_job",
     "check_pod_spec",
+    "check_role_binding",
     "check_tenant_namespace",
     "context_key",
     "cron_job",
@@ -76,6 +83,7 @@ __all__ = [
     "function_pod_spec",
     "function_service",
     "function_service_account",
+    "gateway_role_binding",
     "image_repository",
     "invoke_url",
     "invoker_pod_spec",

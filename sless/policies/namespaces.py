@@ -9,8 +9,12 @@ Standards:
   mounted), 5.2 (pod security policies per namespace), 5.7.1 (namespaces as boundaries).
 - Kubernetes multi-tenancy benchmarks MTB-PL1-CC-CPI-1 (quotas on every tenant namespace).
 
-No Role or RoleBinding is rendered for tenants: nothing in a tenant namespace may talk to
-the API server.
+Nothing in a tenant namespace may talk to the API server: the function ServiceAccount has
+no binding and mounts no token. The one RoleBinding rendered here is the gateway's: it
+binds the ClusterRole ``sless-gateway-tenant`` (deploy/rbac/gateway.yaml: the functions'
+Secrets and the Deployments' ``scale``) to the gateway's ServiceAccount in this namespace
+only, so the gateway reaches Secrets in tenant namespaces and nowhere else (least
+privilege, CIS 5.1.2: minimise access to secrets; no cluster-wide secrets grant).
 """
 
 from __future__ import annotations
@@ -85,6 +89,58 @@ def function_service_account(namespace: str) -> dict[str, Any]:
         },
         "automountServiceAccountToken": False,
     }
+
+
+#: the ClusterRole (deploy/rbac/gateway.yaml) the gateway holds in each tenant namespace
+GATEWAY_TENANT_ROLE = "sless-gateway-tenant"
+#: the name of its RoleBinding there (the operator may bind nothing else)
+GATEWAY_ROLE_BINDING = "sless-gateway"
+
+
+def gateway_role_binding(namespace: str, settings: KubernetesSettings) -> dict[str, Any]:
+    """The gateway's rights in one tenant namespace: write the functions' Secrets, set the
+    Deployments' replicas. Bound here, never cluster-wide."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": GATEWAY_ROLE_BINDING,
+            "namespace": namespace,
+            "labels": labels.managed(),
+        },
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": GATEWAY_TENANT_ROLE,
+        },
+        "subjects": [
+            {
+                "kind": "ServiceAccount",
+                "name": settings.gateway_service_account,
+                "namespace": settings.gateway_namespace,
+            }
+        ],
+    }
+
+
+def check_role_binding(binding: dict[str, Any], settings: KubernetesSettings) -> list[Violation]:
+    """Allowlist: the only RoleBinding the operator applies in a tenant namespace binds
+    ``sless-gateway-tenant`` to the gateway's ServiceAccount, and to nothing else (a
+    function's ServiceAccount bound to it could read the tenant's Secrets)."""
+    out: list[Violation] = []
+    if binding.get("metadata", {}).get("name") != GATEWAY_ROLE_BINDING:
+        out.append(Violation("metadata.name", f"must be {GATEWAY_ROLE_BINDING!r}"))
+    ref = binding.get("roleRef") or {}
+    if ref.get("kind") != "ClusterRole" or ref.get("name") != GATEWAY_TENANT_ROLE:
+        out.append(Violation("roleRef", f"must be the ClusterRole {GATEWAY_TENANT_ROLE!r}"))
+    wanted = {
+        "kind": "ServiceAccount",
+        "name": settings.gateway_service_account,
+        "namespace": settings.gateway_namespace,
+    }
+    if binding.get("subjects") != [wanted]:
+        out.append(Violation("subjects", "must be the gateway's ServiceAccount only"))
+    return out
 
 
 def resource_quota(namespace: str, plan: TenantPlan) -> dict[str, Any]:
@@ -181,6 +237,7 @@ def tenant_objects(
     return [
         tenant_namespace(tenant, plan_name),
         function_service_account(namespace),
+        gateway_role_binding(namespace, settings),
         resource_quota(namespace, limits),
         limit_range(namespace, limits, settings.function_tmp_mb),
         *tenant_network_policies(namespace, settings, gateway_port),

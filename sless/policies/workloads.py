@@ -13,11 +13,27 @@ from sless.policies import labels
 from sless.policies.pods import function_pod_spec, invoker_pod_spec
 
 
-def replicas_for(spec: FunctionSpec, *, enabled: bool) -> int:
+def replicas_for(
+    spec: FunctionSpec,
+    *,
+    enabled: bool,
+    current: int | None = None,
+    max_instances: int | None = None,
+) -> int:
     """``min_instances`` pods, at least one: nothing scales a Deployment up from zero in
     Kubernetes mode, so 0 would make the function unreachable. A disabled http trigger
-    scales it to 0."""
-    return max(1, spec.min_instances) if enabled else 0
+    scales it to 0.
+
+    ``current`` is what the Deployment has now: the gateway's autoscaler sets it from the
+    calls in flight, so a re-apply keeps it, brought within ``[max(1, min_instances),
+    max_instances]`` (the spec's, capped by the tenant's quota ``max_instances``)."""
+    if not enabled:
+        return 0
+    lower = max(1, spec.min_instances)
+    if not current or current <= 0:
+        return lower
+    upper = spec.max_instances if max_instances is None else min(spec.max_instances, max_instances)
+    return max(lower, min(upper, current))
 
 
 def function_deployment(
@@ -30,9 +46,11 @@ def function_deployment(
     *,
     enabled: bool = True,
     secrets_version: str | None = None,
+    replicas: int | None = None,
 ) -> dict[str, Any]:
     """``secrets_version`` (the function's secrets' write stamps) goes on the pod template:
-    a new value changes it and the Deployment rolls."""
+    a new value changes it and the Deployment rolls. ``replicas``: see ``replicas_for``
+    (unset: a new Deployment's)."""
     object_name = labels.function_object_name(name)
     template_annotations = {labels.SHA256_ANNOTATION: sha256}
     if secrets_version is not None:
@@ -47,7 +65,7 @@ def function_deployment(
             "annotations": {labels.SHA256_ANNOTATION: sha256},
         },
         "spec": {
-            "replicas": replicas_for(spec, enabled=enabled),
+            "replicas": replicas_for(spec, enabled=enabled) if replicas is None else replicas,
             "revisionHistoryLimit": 2,
             "selector": {"matchLabels": labels.function_selector(name)},
             "strategy": {

@@ -666,6 +666,8 @@ def _apply_ignoring_conflicts(kube_api: client.ApiClient, documents: list[dict[s
         ),
         "ClusterRole": rbac.create_cluster_role,
         "ClusterRoleBinding": rbac.create_cluster_role_binding,
+        "Role": lambda d: rbac.create_namespaced_role(d["metadata"]["namespace"], d),
+        "RoleBinding": lambda d: rbac.create_namespaced_role_binding(d["metadata"]["namespace"], d),
     }
     for document in documents:
         try:

@@ -1,17 +1,31 @@
 """deploy/rbac/ applied to the real API server; SubjectAccessReview says what each service
-account may do: the gateway manages sless resources and reads EndpointSlices only, the
-operator gets what it needs and no Secrets, no RBAC, no cluster-admin."""
+account may do: the gateway manages sless resources and reads EndpointSlices cluster-wide,
+and gets the functions' Secrets and the Deployments' scale only in a tenant namespace the
+operator onboarded (a RoleBinding made then); the operator gets what it needs and no
+Secrets, no cluster-admin, and can bind one narrow ClusterRole; a tenant's pods' service
+account reads no Secret.
+
+Onboarding runs as the operator's service account (a token of it, the operator's own
+``KubeApi.apply`` of ``sless.policies.tenant_objects``), so the test also proves that the
+shipped operator RBAC suffices to create what it renders."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 from kubernetes import client, utils
 from kubernetes.client.exceptions import ApiException
+
+from sless.config import KubernetesSettings
+from sless.kube import Forbidden, KubeApi
+from sless.policies import tenant_objects
 
 if TYPE_CHECKING:
     from tests.kube.conftest import KubeTestenv
@@ -92,6 +106,11 @@ def test_gateway_manages_sless_resources_and_reads_endpointslices_only(
     for verb, resource, group in refused:
         assert not allowed(api, GATEWAY, verb, resource, group), (verb, resource)
     assert not allowed(api, GATEWAY, "get", "secrets", "", namespace="sless-builds")
+    assert not allowed(api, GATEWAY, "list", "secrets", "", namespace=None)
+    assert not allowed(api, GATEWAY, "patch", "deployments", "apps")
+    # its demand Leases, in its own namespace only
+    assert allowed(api, GATEWAY, "patch", "leases", "coordination.k8s.io", "sless-system")
+    assert not allowed(api, GATEWAY, "patch", "leases", "coordination.k8s.io")
     assert not allowed(api, GATEWAY, "escalate", "clusterroles", "rbac.authorization.k8s.io", None)
 
 
@@ -121,7 +140,8 @@ def test_operator_gets_what_it_needs_and_no_more(api: client.ApiClient) -> None:
         ("create", "pods", "", "sless-acme"),
         ("create", "pods/exec", "", "sless-acme"),
         ("delete", "namespaces", "", None),
-        ("create", "rolebindings", "rbac.authorization.k8s.io", "sless-acme"),
+        ("patch", "rolebindings", "rbac.authorization.k8s.io", "sless-acme"),
+        ("create", "roles", "rbac.authorization.k8s.io", "sless-acme"),
         ("create", "clusterrolebindings", "rbac.authorization.k8s.io", None),
         ("create", "runtimeclasses", "node.k8s.io", None),
         ("create", "customresourcedefinitions", "apiextensions.k8s.io", None),
@@ -130,3 +150,131 @@ def test_operator_gets_what_it_needs_and_no_more(api: client.ApiClient) -> None:
     for verb, resource, group, ns in refused:
         resource, _, sub = resource.partition("/")
         assert not allowed(api, OPERATOR, verb, resource, group, ns, sub or None), (verb, resource)
+
+
+# -- onboarding: the per-tenant RoleBinding ------------------------------------------------
+
+
+def _token(api: client.ApiClient, account: str) -> str:
+    token = client.CoreV1Api(api).create_namespaced_service_account_token(
+        account,
+        "sless-system",
+        client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
+        ),
+    )
+    return str(token.status.token)
+
+
+def _kube_api(kube_testenv: KubeTestenv, token: str, tmp_path: Path, name: str) -> KubeApi:
+    kubeconfig = tmp_path / f"kubeconfig-{name}"
+    kubeconfig.write_text(kube_testenv.kubeconfig.read_text().replace(kube_testenv.token, token))
+    return KubeApi(KubernetesSettings(kubeconfig=kubeconfig))
+
+
+async def _apply_all(kube: KubeApi, objects: list[dict[str, Any]]) -> None:
+    await kube.open()
+    try:
+        for obj in objects:
+            await kube.apply(obj)
+    finally:
+        await kube.close()
+
+
+def _secret(namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "fn-f-secrets", "namespace": namespace},
+        "type": "Opaque",
+        "stringData": {"dbpass": "not-a-real-value"},
+    }
+
+
+async def _try_apply(kube: KubeApi, obj: dict[str, Any]) -> bool:
+    await kube.open()
+    try:
+        await kube.apply(obj)
+    except Forbidden:
+        return False
+    finally:
+        await kube.close()
+    return True
+
+
+def test_onboarding_binds_tenant_secrets_to_the_gateway_in_that_namespace_only(
+    api: client.ApiClient, kube_testenv: KubeTestenv, tmp_path: Path
+) -> None:
+    settings = KubernetesSettings()
+    tenant = f"r{uuid.uuid4().hex[:8]}"
+    namespace = f"sless-{tenant}"
+    other = f"sless-o{uuid.uuid4().hex[:8]}"
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": other}})
+    operator = _kube_api(kube_testenv, _token(api, "sless-operator"), tmp_path, "operator")
+    gateway = _kube_api(kube_testenv, _token(api, "sless-gateway"), tmp_path, "gateway")
+    try:
+        # what the operator's Tenant handler applies, applied with the operator's token
+        asyncio.run(_apply_all(operator, tenant_objects(tenant, None, settings, 8080)))
+        binding = client.RbacAuthorizationV1Api(api).read_namespaced_role_binding(
+            "sless-gateway", namespace
+        )
+        assert binding.role_ref.name == "sless-gateway-tenant"
+
+        for verb in ("get", "create", "patch", "delete"):
+            assert allowed(api, GATEWAY, verb, "secrets", "", namespace), verb
+        assert allowed(api, GATEWAY, "patch", "deployments", "apps", namespace, "scale")
+        assert allowed(api, GATEWAY, "get", "deployments", "apps", namespace, "scale")
+        # never the Deployment itself (a pod template could run anything), never a list
+        assert not allowed(api, GATEWAY, "patch", "deployments", "apps", namespace)
+        assert not allowed(api, GATEWAY, "list", "secrets", "", namespace)
+        assert not allowed(api, GATEWAY, "watch", "secrets", "", namespace)
+        # a namespace nobody onboarded, the builds namespace, the gateway's own: nothing
+        for elsewhere in (other, "sless-builds", "sless-system"):
+            assert not allowed(api, GATEWAY, "get", "secrets", "", elsewhere), elsewhere
+            assert not allowed(api, GATEWAY, "create", "secrets", "", elsewhere), elsewhere
+        assert not allowed(api, GATEWAY, "patch", "deployments", "apps", other, "scale")
+
+        # the same with the gateway's real token: the server-side apply the backend does
+        assert asyncio.run(_try_apply(gateway, _secret(namespace)))
+        assert not asyncio.run(_try_apply(gateway, _secret(other)))
+
+        # the tenant's pods' service account reads no Secret, not even its function's
+        pods = f"system:serviceaccount:{namespace}:sless-function"
+        for verb in ("get", "list", "watch"):
+            assert not allowed(api, pods, verb, "secrets", "", namespace), verb
+        # and the operator still reads no Secret where it made the binding
+        assert not allowed(api, OPERATOR, "get", "secrets", "", namespace)
+        assert not allowed(api, OPERATOR, "list", "secrets", "", namespace)
+    finally:
+        client.CoreV1Api(api).delete_namespace(other)
+        with contextlib.suppress(ApiException):
+            client.CoreV1Api(api).delete_namespace(namespace)
+
+
+def test_the_operator_cannot_bind_roles_it_does_not_hold(
+    api: client.ApiClient, kube_testenv: KubeTestenv, tmp_path: Path
+) -> None:
+    """``bind`` is granted on sless-gateway-tenant only: cluster-admin, or a role with
+    Secrets, stays out of the operator's reach (RBAC's escalation check)."""
+    namespace = f"sless-b{uuid.uuid4().hex[:8]}"
+    client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+    operator = _kube_api(kube_testenv, _token(api, "sless-operator"), tmp_path, "operator")
+    try:
+        for role in ("cluster-admin", "admin", "edit"):
+            binding = {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": "sless-gateway", "namespace": namespace},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [
+                    {"kind": "ServiceAccount", "name": "sless-function", "namespace": namespace}
+                ],
+            }
+            assert not asyncio.run(_try_apply(operator, binding)), role
+        assert not allowed(api, OPERATOR, "bind", "clusterroles", "rbac.authorization.k8s.io", None)
+    finally:
+        client.CoreV1Api(api).delete_namespace(namespace)

@@ -20,7 +20,10 @@ def make_backend(settings: Settings, db: Any, blobs: BlobStore) -> Backend:
     """The backend for ``Platform.start``; call ``await backend.start()`` next.
 
     Desired state lives in the cluster and the operator reads the blobs; the database holds
-    the tenants' secrets, which the backend copies into each function's own Secret.
+    the tenants' secrets, which the backend copies into each function's own Secret. The
+    gateway's backend autoscales: it sets the Deployments' replicas (``scaling``).
     """
     del blobs
-    return KubernetesBackend(settings, secrets=SecretRepository(db, cipher_for(settings)))
+    return KubernetesBackend(
+        settings, secrets=SecretRepository(db, cipher_for(settings)), autoscale=True
+    )

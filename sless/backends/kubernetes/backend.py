@@ -44,6 +44,7 @@ from sless.backends.kubernetes.resources import (
     service_name,
     serving_of,
 )
+from sless.backends.kubernetes.scaling import Autoscaler, gateway_identity
 from sless.backends.kubernetes.storing import ResourceStore
 from sless.backends.kubernetes.triggering import TriggerResources
 from sless.backends.kubernetes.triggers import TriggerIndex
@@ -86,6 +87,7 @@ class KubernetesBackend(TriggerResources):
         watch_timeout_s: float = 120.0,
         endpoint_cooldown_s: float = 5.0,
         secrets: SecretRepository | None = None,
+        autoscale: bool = False,
     ) -> None:
         self.settings = settings
         kube = settings.kubernetes
@@ -113,6 +115,18 @@ class KubernetesBackend(TriggerResources):
         self._trigger_subscribers: list[Callable[[], None]] = []
         #: (namespace, function) -> some http trigger of it is enabled; absent: none exists
         self._http_open: dict[Key, bool] = {}
+        #: the gateway's: replicas from the calls in flight (``scaling``); None elsewhere
+        self.autoscaler = (
+            Autoscaler(
+                self.api,
+                settings,
+                identity=gateway_identity(kube.identity),
+                serving=self._serving_spec,
+                disabled=self.http_disabled,
+            )
+            if autoscale
+            else None
+        )
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -154,6 +168,8 @@ class KubernetesBackend(TriggerResources):
         except BackendUnavailable:
             await self.stop()
             raise
+        if self.autoscaler is not None:
+            self._tasks.append(asyncio.create_task(self.autoscaler.run(), name="autoscaler"))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -162,6 +178,8 @@ class KubernetesBackend(TriggerResources):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        if self.autoscaler is not None:
+            await self.autoscaler.withdraw()
         self._watchers.clear()
         self._trigger_index = None
         self._trigger_subscribers.clear()
@@ -233,14 +251,26 @@ class KubernetesBackend(TriggerResources):
             raise NotReady(f"function {name!r} is not ready (phase {entry.phase})")
         return entry.spec
 
+    def _serving_spec(self, namespace: str, name: str) -> FunctionSpec | None:
+        entry = self._functions.get((namespace, name))
+        return None if entry is None or entry.terminating else entry.spec
+
     @contextlib.asynccontextmanager
     async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
-        self.serving(namespace, name)
+        spec = self.serving(namespace, name)
         pool = self._pools.get((namespace, name))
         if pool is None:
             raise NotReady(f"function {name!r} has no ready instances")
-        async with pool.lease() as upstream:
-            yield upstream
+        if self.autoscaler is None:
+            async with pool.lease() as upstream:
+                yield upstream
+            return
+        await self.autoscaler.enter(namespace, name, spec)
+        try:
+            async with pool.lease() as upstream:
+                yield upstream
+        finally:
+            await self.autoscaler.leave(namespace, name)
 
     def endpoints(self, namespace: str, name: str) -> frozenset[str]:
         """The base URLs invocations of this function may go to now (for tests, metrics)."""
@@ -494,7 +524,14 @@ class KubernetesBackend(TriggerResources):
         return await pod_logs(self.api, namespace, name, tail_bytes=tail_bytes)
 
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
-        return {}  # not known here: the pods are the operator's (replicas: the Deployment)
+        """The replicas of the functions this gateway scaled or saw calls of (as its last
+        autoscaling tick read them) and its calls in flight; pod starts are not known here."""
+        if self.autoscaler is None:
+            return {}
+        scaler = self.autoscaler
+        return {
+            key: (replicas, 0, scaler.inflight(*key)) for key, replicas in scaler.replicas.items()
+        }
 
     async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
         del namespace, name, until  # the Deployment keeps its pods; nothing to do

@@ -10,8 +10,10 @@ import pytest
 from sless.config import KubernetesSettings, TenantPlan
 from sless.policies import (
     builds_namespace,
+    check_role_binding,
     check_tenant_namespace,
     function_service_account,
+    gateway_role_binding,
     limit_range,
     plan_for,
     resource_quota,
@@ -100,11 +102,13 @@ def test_plans() -> None:
         plan_for(settings, "platinum")
 
 
-def test_tenant_objects_in_order_and_no_rbac() -> None:
-    objects = tenant_objects("acme", None, KubernetesSettings(), 8080)
+def test_tenant_objects_in_order_and_only_the_gateways_role_binding() -> None:
+    settings = KubernetesSettings()
+    objects = tenant_objects("acme", None, settings, 8080)
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
         ("Namespace", "sless-acme"),
         ("ServiceAccount", "sless-function"),
+        ("RoleBinding", "sless-gateway"),
         ("ResourceQuota", "sless-quota"),
         ("LimitRange", "sless-limits"),
         ("NetworkPolicy", "sless-default-deny"),
@@ -113,7 +117,29 @@ def test_tenant_objects_in_order_and_no_rbac() -> None:
         ("NetworkPolicy", "sless-allow-invoker-egress"),
     ]
     assert all(o["metadata"].get("namespace", "sless-acme") == "sless-acme" for o in objects)
-    assert not any("Role" in o["kind"] for o in objects)
+    bindings = [o for o in objects if "Role" in o["kind"]]
+    assert len(bindings) == 1
+    assert check_role_binding(bindings[0], settings) == []
+    assert bindings[0]["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "sless-gateway-tenant",
+    }
+    assert bindings[0]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "sless-gateway", "namespace": "sless-system"}
+    ]
+
+
+def test_role_binding_check_refuses_a_function_account_or_another_role() -> None:
+    settings = KubernetesSettings()
+    binding = gateway_role_binding("sless-acme", settings)
+    tenant_pods = {"kind": "ServiceAccount", "name": "sless-function", "namespace": "sless-acme"}
+    widened = {**binding, "subjects": [*binding["subjects"], tenant_pods]}
+    assert [v.path for v in check_role_binding(widened, settings)] == ["subjects"]
+    admin = {**binding, "roleRef": {**binding["roleRef"], "name": "cluster-admin"}}
+    assert [v.path for v in check_role_binding(admin, settings)] == ["roleRef"]
+    renamed = {**binding, "metadata": {**binding["metadata"], "name": "other"}}
+    assert [v.path for v in check_role_binding(renamed, settings)] == ["metadata.name"]
 
 
 def test_runtime_class_matches_deploy() -> None:
