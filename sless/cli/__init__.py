@@ -176,6 +176,15 @@ def _print_report(report: dict[str, Any]) -> None:
 )
 @click.option("--memory", "memory_mb", type=int, help="memory limit in MiB")
 @click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
+@click.option(
+    "--concurrency", type=int, help="calls one instance serves at once (the scaling target)"
+)
+@click.option("--min-instances", type=int, help="instances kept warm (default 0)")
+@click.option(
+    "--max-instances",
+    type=int,
+    help="instances the function may scale to (default 4; at most the tenant's quota)",
+)
 @click.option("--auth", type=click.Choice(["public", "token"]), help="who may call /fn/...")
 @click.option("--wait/--no-wait", default=True, show_default=True, help="wait until Ready")
 @click.option("--wait-timeout", default=600.0, show_default=True, help="seconds to wait")
@@ -190,6 +199,9 @@ def deploy(
     secrets: tuple[str, ...],
     memory_mb: int | None,
     timeout_s: float | None,
+    concurrency: int | None,
+    min_instances: int | None,
+    max_instances: int | None,
     auth: str | None,
     wait: bool,
     wait_timeout: float,
@@ -203,6 +215,9 @@ def deploy(
         ("entrypoint", entrypoint),
         ("memory_mb", memory_mb),
         ("timeout_s", timeout_s),
+        ("concurrency", concurrency),
+        ("min_instances", min_instances),
+        ("max_instances", max_instances),
         ("auth", auth),
     ):
         if value is not None:

@@ -9,8 +9,12 @@ window the pool shrinks back to ``min_instances``.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +33,7 @@ SLOW = {
     )
 }
 STEPS = (1, 2, 5, 10, 20, 50)
+SLESS = str(Path(sys.executable).parent / "sless")
 
 
 @pytest.fixture
@@ -121,3 +126,37 @@ def test_max_instances_is_capped_by_the_tenant_quota(
     invalid = acme.put(path, json={"min_instances": 3, "max_instances": 2})
     assert invalid.status_code == 422, invalid.text
     assert "may not exceed max_instances" in invalid.text
+
+
+def test_sless_deploy_sets_the_scaling_fields(gateway: RunningGateway, tmp_path: Path) -> None:
+    created = gateway.admin.post("/v1/admin/tenants", json={"name": "acme"})
+    token = created.json()["token"]
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "handler.py").write_text("def handle(event, context):\n    return 'hi'\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+
+    def sless(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [SLESS, *args, "--url", gateway.url, "--token", token]
+        return subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+
+    result = sless(
+        "deploy",
+        str(code),
+        "-n",
+        "f",
+        "--concurrency",
+        "8",
+        "--min-instances",
+        "1",
+        "--max-instances",
+        "6",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    spec = gateway.client(token).get("/v1/namespaces/sless-acme/functions/f").json()["spec"]
+    assert (spec["concurrency"], spec["min_instances"], spec["max_instances"]) == (8, 1, 6)
+    over = sless("deploy", str(code), "-n", "g", "--max-instances", "11")
+    assert over.returncode != 0
+    assert "quota max_instances exceeded" in over.stderr
