@@ -168,6 +168,7 @@ type FunctionSpec struct {
 	TimeoutS     *float64          `json:"timeout_s,omitempty"`
 	Concurrency  *int64            `json:"concurrency,omitempty"`
 	MinInstances *int64            `json:"min_instances,omitempty"`
+	MaxInstances *int64            `json:"max_instances,omitempty"`
 	Egress       []string          `json:"egress"`
 	Auth         string            `json:"auth,omitempty"`
 	// CallbackURL and CallbackSecret are sent as null when unset (no callback)
@@ -199,6 +200,7 @@ type FunctionSpecView struct {
 	TimeoutS       float64           `json:"timeout_s"`
 	Concurrency    int64             `json:"concurrency"`
 	MinInstances   int64             `json:"min_instances"`
+	MaxInstances   int64             `json:"max_instances"`
 	Egress         []string          `json:"egress"`
 	Auth           string            `json:"auth"`
 	CallbackURL    *string           `json:"callback_url"`

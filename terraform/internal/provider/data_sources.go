@@ -32,6 +32,7 @@ type functionDataModel struct {
 	TimeoutS          types.Float64 `tfsdk:"timeout_s"`
 	Concurrency       types.Int64   `tfsdk:"concurrency"`
 	MinInstances      types.Int64   `tfsdk:"min_instances"`
+	MaxInstances      types.Int64   `tfsdk:"max_instances"`
 	Egress            types.List    `tfsdk:"egress"`
 	Auth              types.String  `tfsdk:"auth"`
 	CallbackURL       types.String  `tfsdk:"callback_url"`
@@ -69,6 +70,7 @@ func (d *functionDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"timeout_s":     schema.Float64Attribute{Computed: true, Description: "Invocation timeout in seconds."},
 			"concurrency":   num("Concurrent invocations per worker."),
 			"min_instances": num("Workers kept warm."),
+			"max_instances": num("Instances the function may scale to."),
 			"egress": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				Description: "Outbound connections allowed (`host:port` / `CIDR:port`)."},
 			"auth":            str("`public` or `token`."),
@@ -110,7 +112,7 @@ func (d *functionDataSource) Read(ctx context.Context, req datasource.ReadReques
 	out := functionDataModel{
 		ID: m.ID, Name: m.Name, Runtime: m.Runtime, Entrypoint: m.Entrypoint, Env: m.Env,
 		MemoryMB: m.MemoryMB, CPUMillis: m.CPUMillis, TimeoutS: m.TimeoutS, Concurrency: m.Concurrency,
-		MinInstances: m.MinInstances, Egress: m.Egress, Auth: m.Auth,
+		MinInstances: m.MinInstances, MaxInstances: m.MaxInstances, Egress: m.Egress, Auth: m.Auth,
 		CallbackURL: m.CallbackURL, CallbackSecret: m.CallbackSecret, Secrets: m.Secrets, SHA256: m.SHA256, Phase: m.Phase,
 		Message: m.Message, URL: m.URL, ValidationVerdict: m.ValidationVerdict,
 	}

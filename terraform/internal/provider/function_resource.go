@@ -51,6 +51,7 @@ type functionModel struct {
 	TimeoutS          types.Float64 `tfsdk:"timeout_s"`
 	Concurrency       types.Int64   `tfsdk:"concurrency"`
 	MinInstances      types.Int64   `tfsdk:"min_instances"`
+	MaxInstances      types.Int64   `tfsdk:"max_instances"`
 	Egress            types.List    `tfsdk:"egress"`
 	Auth              types.String  `tfsdk:"auth"`
 	CallbackURL       types.String  `tfsdk:"callback_url"`
@@ -77,6 +78,7 @@ const (
 	defaultTimeoutS         = 30.0
 	defaultConcurrency      = 4
 	defaultMinInstances     = 0
+	defaultMaxInstances     = 4
 	defaultAuth             = "public"
 	defaultBuildTimeoutSec  = 600
 	defaultWaitTimeoutSec   = 900
@@ -147,7 +149,7 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			"concurrency": schema.Int64Attribute{
 				Optional: true, Computed: true,
 				Default:     int64default.StaticInt64(defaultConcurrency),
-				Description: "Concurrent invocations per worker (1-1000). Default 4.",
+				Description: "Concurrent invocations per instance (1-1000), the autoscaling target: instances grow when the calls in flight exceed instances x concurrency. Default 4.",
 				Validators:  []validator.Int64{int64validator.Between(1, 1000)},
 			},
 			"min_instances": schema.Int64Attribute{
@@ -155,6 +157,12 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Default:     int64default.StaticInt64(defaultMinInstances),
 				Description: "Workers kept warm (0-10). Default 0.",
 				Validators:  []validator.Int64{int64validator.Between(0, 10)},
+			},
+			"max_instances": schema.Int64Attribute{
+				Optional: true, Computed: true,
+				Default:     int64default.StaticInt64(defaultMaxInstances),
+				Description: "Instances (workers or pods) the function may scale to (1-100, at most the tenant's max_instances quota, at least min_instances). Calls beyond max_instances x concurrency queue briefly, then get 429. Default 4.",
+				Validators:  []validator.Int64{int64validator.Between(1, 100)},
 			},
 			"egress": schema.ListAttribute{
 				ElementType: types.StringType,
@@ -362,6 +370,10 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 		v := m.MinInstances.ValueInt64()
 		spec.MinInstances = &v
 	}
+	if !m.MaxInstances.IsNull() {
+		v := m.MaxInstances.ValueInt64()
+		spec.MaxInstances = &v
+	}
 	return spec, diags
 }
 
@@ -395,6 +407,7 @@ func applyRemote(ctx context.Context, m *functionModel, f *Function) diag.Diagno
 	m.TimeoutS = types.Float64Value(f.Spec.TimeoutS)
 	m.Concurrency = types.Int64Value(f.Spec.Concurrency)
 	m.MinInstances = types.Int64Value(f.Spec.MinInstances)
+	m.MaxInstances = types.Int64Value(f.Spec.MaxInstances)
 	egress := make([]attr.Value, 0, len(f.Spec.Egress))
 	for _, e := range f.Spec.Egress {
 		egress = append(egress, types.StringValue(e))

@@ -186,7 +186,7 @@ func TestProviderSchemaValid(t *testing.T) {
 	}
 	fn := resp.ResourceSchemas["sless_function"]
 	for _, name := range []string{"name", "runtime", "entrypoint", "env", "sensitive_env", "memory_mb", "cpu_millis",
-		"timeout_s", "concurrency", "min_instances", "egress", "auth", "callback_url", "callback_secret", "secrets", "source_dir", "zip_file",
+		"timeout_s", "concurrency", "min_instances", "max_instances", "egress", "auth", "callback_url", "callback_secret", "secrets", "source_dir", "zip_file",
 		"build_timeout_sec", "wait_timeout_sec", "sha256", "phase", "url", "validation_verdict"} {
 		if attrOf(fn, name) == nil {
 			t.Errorf("sless_function.%s missing", name)

@@ -8,6 +8,8 @@ resource "sless_function" "hello" {
   memory_mb     = 256
   timeout_s     = 10
   min_instances = 1
+  max_instances = 8
+  concurrency   = 4
   egress        = ["api.example.com:443"]
   auth          = "public"
 }
