@@ -3,8 +3,9 @@ backend copies the named secrets into the function's own Secret ``fn-<name>-secr
 stamps the Function with a secrets version; a new value rewrites both (the operator then
 re-renders the Deployment, whose pod template carries the version: tests/unit/policies).
 
-The gateway runs with the test control plane's admin credentials here: the shipped RBAC
-(deploy/rbac/gateway.yaml) grants no Secrets yet, see docs/kubernetes.md.
+The gateway runs with the test control plane's admin credentials here; that the shipped
+RBAC lets it write those Secrets (through the per-tenant RoleBinding made at onboarding)
+and nothing more is tests/kube/test_policies_rbac.py's.
 """
 
 from __future__ import annotations
