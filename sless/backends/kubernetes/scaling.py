@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sless.config import Settings
-from sless.errors import NotFound, SlessError, TooManyRequests
+from sless.errors import SlessError, TooManyRequests
 from sless.kube import KubeApi, collection_path, object_path
 from sless.models import FunctionSpec
 from sless.policies import labels
@@ -85,8 +85,10 @@ def bounds(spec: FunctionSpec, quota: int) -> tuple[int, int]:
 @dataclass
 class _Load:
     inflight: int = 0
-    #: highest in flight since the last tick
+    #: highest in flight (and waiting for room) since the last tick
     peak: int = 0
+    #: calls waiting for room now
+    waiting: int = 0
     #: (monotonic time, peak) of past ticks within the scale-down window
     samples: deque[tuple[float, int]] = field(default_factory=deque)
     #: woken when a call ends, for calls waiting for room (created on first use)
@@ -160,12 +162,12 @@ class Autoscaler:
         if load.room is None:
             load.room = asyncio.Condition()
         # a call that waits is demand too: the next tick scales up for it
-        load.peak = max(load.peak, load.inflight + 1)
+        load.waiting += 1
+        load.peak = max(load.peak, load.inflight + load.waiting)
+        room = load.room
         try:
-            async with load.room:
-                await asyncio.wait_for(
-                    load.room.wait_for(lambda: load.inflight < capacity), timeout
-                )
+            async with asyncio.timeout(timeout), room:
+                await room.wait_for(lambda: load.inflight < capacity)
         except TimeoutError:
             self.throttled += 1
             raise TooManyRequests(
@@ -173,6 +175,8 @@ class Autoscaler:
                 f"within {timeout:g}s",
                 retry_after=1,
             ) from None
+        finally:
+            load.waiting -= 1
 
     async def leave(self, namespace: str, name: str) -> None:
         load = self._loads.get((namespace, name))
@@ -256,10 +260,8 @@ class Autoscaler:
         self.replicas[key] = current
         if wanted == current:
             return None
-        try:
-            await self.api.merge_patch(path + "/scale", {"spec": {"replicas": wanted}})
-        except NotFound:
-            return None
+        if await self.api.merge_patch(path + "/scale", {"spec": {"replicas": wanted}}) is None:
+            return None  # deleted meanwhile
         self.decisions += 1
         self.replicas[key] = wanted
         log.info("scaled %s/%s from %d to %d (demand %d)", namespace, name, current, wanted, demand)
