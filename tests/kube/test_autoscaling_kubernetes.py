@@ -159,7 +159,7 @@ def _scaler(backend: KubernetesBackend) -> Autoscaler:
 
 def _replicas(kube_api: client.ApiClient, namespace: str) -> int:
     scale = client.AppsV1Api(kube_api).read_namespaced_deployment_scale("fn-web", namespace)
-    return int(scale.spec.replicas)
+    return int(scale.spec.replicas or 0)  # 0 is left out of the answer
 
 
 async def _call(backend: KubernetesBackend, namespace: str) -> int:

@@ -254,13 +254,21 @@ def test_onboarding_binds_tenant_secrets_to_the_gateway_in_that_namespace_only(
 def test_the_operator_cannot_bind_roles_it_does_not_hold(
     api: client.ApiClient, kube_testenv: KubeTestenv, tmp_path: Path
 ) -> None:
-    """``bind`` is granted on sless-gateway-tenant only: cluster-admin, or a role with
-    Secrets, stays out of the operator's reach (RBAC's escalation check)."""
+    """``bind`` is granted on sless-gateway-tenant only: cluster-admin, or any other role
+    with Secrets, stays out of the operator's reach (RBAC's escalation check)."""
     namespace = f"sless-b{uuid.uuid4().hex[:8]}"
     client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+    reader = f"sless-test-secrets-reader-{uuid.uuid4().hex[:6]}"
+    rbac = client.RbacAuthorizationV1Api(api)
+    rbac.create_cluster_role(
+        {
+            "metadata": {"name": reader},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}],
+        }
+    )
     operator = _kube_api(kube_testenv, _token(api, "sless-operator"), tmp_path, "operator")
     try:
-        for role in ("cluster-admin", "admin", "edit"):
+        for role in ("cluster-admin", reader):
             binding = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
@@ -278,3 +286,4 @@ def test_the_operator_cannot_bind_roles_it_does_not_hold(
         assert not allowed(api, OPERATOR, "bind", "clusterroles", "rbac.authorization.k8s.io", None)
     finally:
         client.CoreV1Api(api).delete_namespace(namespace)
+        rbac.delete_cluster_role(reader)
