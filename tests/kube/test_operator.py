@@ -519,12 +519,14 @@ def test_tenant_objects_match_the_policies_and_refuse_unsafe_pods(
         "sless-allow-dns",
         "sless-allow-invoker-egress",
     }
-    assert (
-        kube.api.sanitize_for_serialization(
-            client.RbacAuthorizationV1Api(kube.api).list_namespaced_role_binding(ns)
-        )["items"]
-        == []
-    )
+    # one RoleBinding: the gateway's, as rendered (its rights: tests/kube/test_policies_rbac.py)
+    bindings = kube.api.sanitize_for_serialization(
+        client.RbacAuthorizationV1Api(kube.api).list_namespaced_role_binding(ns)
+    )["items"]
+    want_binding = expected[("RoleBinding", "sless-gateway")]
+    assert [(b["metadata"]["name"], b["roleRef"], b["subjects"]) for b in bindings] == [
+        ("sless-gateway", want_binding["roleRef"], want_binding["subjects"])
+    ]
 
     def pod(name: str, **changes: Any) -> dict[str, Any]:
         spec = policies.function_pod_spec(
@@ -731,6 +733,34 @@ def test_triggers_http_and_cron_on_and_off(
     kube.delete("triggers", ns, "orders")
     kube.delete("triggers", ns, "web")
     wait_for("deleting the disabled trigger scales back", lambda: replicas() == 1)
+
+
+def test_the_autoscalers_replicas_survive_a_reapply_within_the_new_bounds(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    ns, name = tenant, "scaled"
+    deploy_function(kube, s3, op_settings, ns, name, {"max_instances": 5})
+    deployment = f"fn-{name}"
+    replicas = lambda: kube.apps.read_namespaced_deployment(deployment, ns).spec.replicas  # noqa: E731
+    assert replicas() == 1
+    # the gateway's autoscaler writes 4 through the scale subresource
+    kube.apps.patch_namespaced_deployment_scale(deployment, ns, {"spec": {"replicas": 4}})
+    # a spec change makes the operator re-apply the Deployment: the 4 stays
+    kube.patch_spec("functions", ns, name, {"env": {"MODE": "x"}})
+    wait_for(
+        "re-applied",
+        lambda: any(
+            e.name == "MODE"
+            for e in kube.apps.read_namespaced_deployment(deployment, ns)
+            .spec.template.spec.containers[0]
+            .env
+            or []
+        ),
+    )
+    assert replicas() == 4
+    # a lower max_instances brings it down to the new bound
+    kube.patch_spec("functions", ns, name, {"max_instances": 2})
+    wait_for("clamped to max_instances", lambda: replicas() == 2)
 
 
 def test_function_job_run_ids(kube: Kube, s3: Any, op_settings: Settings, tenant: str) -> None:
