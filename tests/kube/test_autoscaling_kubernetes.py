@@ -250,15 +250,44 @@ async def test_a_function_scaled_to_zero_by_the_operator_is_left_alone(
         tenant_namespace,
         patch,
     )
-    tasks = await _hold(a, tenant_namespace, 6, server, 6)
-    # ticks pass with demand for 3 replicas: the 0 stays
+    # 4 calls (a's share of the capacity once it sees b's Lease): demand for 2 replicas
+    tasks = await _hold(a, tenant_namespace, 4, server, 4)
+    # ticks pass with that demand: the 0 stays
     decisions = _scaler(a).decisions
     await await_for(
         "the autoscaler saw the Deployment at 0",
         lambda: a.instance_counts().get((tenant_namespace, "web"), (None,))[0] == 0,
         timeout=20,
     )
+    await asyncio.sleep(1.0)  # a few more ticks (0.3 s each), any of which could write
     assert _replicas(kube_api, tenant_namespace) == 0
     assert _scaler(a).decisions == decisions
     server.release.set()
     await asyncio.gather(*tasks)
+
+
+async def test_without_its_lease_a_gateway_still_scales_on_its_own_calls(
+    settings: Settings,
+    kube_testenv: KubeTestenv,
+    function_crd: str,
+    kube_api: client.ApiClient,
+    tenant_namespace: str,
+    held_server: tuple[HeldServer, int],
+) -> None:
+    alone = _settings(settings, kube_testenv, "gw-alone")
+    alone.kubernetes.gateway_namespace = "sless-no-such-namespace"  # Lease writes fail
+    backend = KubernetesBackend(alone, autoscale=True)
+    await backend.start()
+    try:
+        server, port = held_server
+        await _make_function(kube_api, tenant_namespace, port)
+        await await_for("endpoint", lambda: bool(backend.endpoints(tenant_namespace, "web")))
+        tasks = await _hold(backend, tenant_namespace, 5, server, 5)
+        await await_for(
+            "3 replicas", lambda: _replicas(kube_api, tenant_namespace) == 3, timeout=20
+        )
+        assert _scaler(backend).gateways == 1
+        server.release.set()
+        assert await asyncio.gather(*tasks) == [200] * 5
+    finally:
+        await backend.stop()

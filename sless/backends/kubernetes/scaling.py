@@ -137,6 +137,7 @@ class Autoscaler:
         self._published_at = 0.0
         #: functions whose last published demand was not zero: one more decision is due
         self._active: set[Key] = set()
+        self._lease_warned = False
         #: counters for tests and metrics
         self.decisions = 0
         self.throttled = 0
@@ -223,14 +224,23 @@ class Autoscaler:
     async def tick(self) -> dict[Key, int]:
         """One decision round; returns the replicas written, by function."""
         demands = self._window(time.monotonic())
-        await self._publish(demands)
         totals = dict(demands)
-        gateways = 1
-        for lease in await self._other_leases():
-            gateways += 1
+        try:
+            await self._publish(demands)
+            others = await self._other_leases()
+        except SlessError as e:
+            # the Leases are down (RBAC, the namespace missing...): decide on this
+            # gateway's own view rather than not at all
+            if not self._lease_warned:
+                log.warning("autoscaling without the other gateways' demand: %s", e)
+                self._lease_warned = True
+            others = []
+        else:
+            self._lease_warned = False
+        for lease in others:
             for key, value in lease.items():
                 totals[key] = totals.get(key, 0) + value
-        self.gateways = gateways
+        self.gateways = 1 + len(others)
         written: dict[Key, int] = {}
         for key in set(totals) | self._active:
             replicas = await self._decide(key, totals.get(key, 0))
