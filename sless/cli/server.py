@@ -65,7 +65,12 @@ def run_up(settings: Settings) -> None:
         click.echo("")
         sys.stdout.flush()
 
-    app = create_app(settings, database_url, on_admin_token=show_admin_token)
+    app = create_app(
+        settings,
+        database_url,
+        on_admin_token=show_admin_token,
+        sole_database_user=embedded is not None,
+    )
     config = uvicorn.Config(
         app,
         host=settings.gateway.host,
