@@ -57,6 +57,7 @@ def run_up(settings: Settings) -> None:
             database_url = embedded.start()
         except DataDirInUse as e:
             raise click.ClickException(str(e)) from None
+        embedded.supervise()  # started again if it dies while the gateway runs
 
     def show_admin_token(token: str) -> None:
         click.echo("")
