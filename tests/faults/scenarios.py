@@ -101,9 +101,14 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
         time.sleep(SECONDS / 3)
         fault_at = load.now()
         if kill:
+            before = platform.postmaster_pid()
             platform.kill_postgres()
-            time.sleep(3)  # the database stays away for a while
-            platform.start_postgres()
+            # sless up's supervisor starts it again by itself (sless.store.embedded)
+            wait_until(
+                "sless up to start PostgreSQL again",
+                lambda: platform.postmaster_pid() not in (None, before),
+                120,
+            )
         else:
             platform.restart_postgres()
         back_at = load.now()
@@ -130,7 +135,11 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
         with acme.client() as client:
             listed = client.get(f"/v1/namespaces/{acme.namespace}/functions").status_code
     failed = load.failed()
-    name = "PostgreSQL SIGKILL (down 3 s)" if kill else "PostgreSQL restart (pg_ctl -m fast)"
+    name = (
+        "PostgreSQL SIGKILL (started again by sless up)"
+        if kill
+        else "PostgreSQL restart (pg_ctl -m fast)"
+    )
     return Result(
         Figures(
             name,
