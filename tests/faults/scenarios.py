@@ -155,7 +155,8 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
             "answered": len(answered),
             "invoke_failed": len(load.failed("invoke")),
             "first_failures": [
-                (round(o.t - fault_at, 2), o.status, o.target) for o in load.failed()[:8]
+                (round(o.t - fault_at, 2), o.kind, o.status, o.target)
+                for o in (load.failed("invoke") + load.failed())[:8]
             ],
             "async_states": states,
             "healthy": healthy,
