@@ -145,6 +145,14 @@ class InvocationQueue(PollingWorker):
 
     async def _attempt(self, taken: QueuedCall) -> None:
         try:
+            await self._attempt_once(taken)
+        except TRANSIENT_DB_ERRORS as e:
+            # the database stayed away: the lease runs out and the call is taken over
+            # (run if it was not dispatched, else interrupted)
+            log.warning("async call %s: its state could not be written: %s", taken.id, e)
+
+    async def _attempt_once(self, taken: QueuedCall) -> None:
+        try:
             call = await self.queue.dispatch(taken)
         except asyncio.CancelledError:
             # stopping before the dispatch: the call never ran, give it back now

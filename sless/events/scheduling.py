@@ -157,6 +157,20 @@ class CronScheduler:
         task.add_done_callback(self._firing.discard)
 
     async def _fire(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
+        try:
+            await self._fire_once(record, claimed)
+        except TRANSIENT_DB_ERRORS as e:
+            # the database stayed away: the lease runs out and the tick is taken over
+            # (fired if it had not started, else interrupted)
+            log.warning(
+                "trigger %s/%s: tick %s: its state could not be written: %s",
+                claimed.namespace,
+                claimed.trigger,
+                claimed.tick.isoformat(),
+                e,
+            )
+
+    async def _fire_once(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
         trigger = record.trigger
         spec = trigger.spec
         tick, invocation_id = claimed.tick, claimed.invocation_id
