@@ -59,7 +59,9 @@ class Events:
             self.scheduler = CronScheduler(
                 settings.events, backend, TriggerRepository(db), recover_at_start=sole_user
             )
-            self.runner = JobRunner(settings.events, backend, recorder, JobRepository(db))
+            self.runner = JobRunner(
+                settings.events, backend, recorder, JobRepository(db), recover_at_start=sole_user
+            )
             self.consumers = RabbitConsumers(
                 settings.events,
                 settings.gateway.shutdown_grace_s,

@@ -105,6 +105,20 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
                 },
             )
             assert response.status_code == 201, response.text
+            # a job run in its function at the kill: Failed "interrupted", never run again
+            response = client.put(
+                f"/v1/namespaces/{acme.namespace}/jobs/nightly",
+                json={"function": "slow", "run_id": 1, "payload": {}},
+            )
+            assert response.status_code in (200, 201), response.text
+
+        def job_row() -> dict[str, object]:
+            rows = platform.query(
+                "SELECT phase, error, run_id, invocation_id::text AS id FROM jobs"
+                " WHERE namespace = $1 AND name = 'nightly'",
+                acme.namespace,
+            )
+            return dict(rows[0].items())
 
         def queue_rows() -> dict[str, dict[str, object]]:
             rows = platform.query(
@@ -131,10 +145,12 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
             ticks = tick_rows()
             started = [t for t in ticks if t["state"] == "started" and tick_starts[_iso(t["tick"])]]
             claimed_ahead = [t for t in ticks if t["state"] == "claimed" and t["ahead"]]
-            return bool(in_flight and queued and started and claimed_ahead)
+            job = job_row()
+            job_running = job["phase"] == "Running" and starts[str(job["id"])] == 1
+            return bool(in_flight and queued and started and claimed_ahead and job_running)
 
         wait_until(
-            "calls in flight and queued, a tick running and ticks claimed ahead",
+            "calls in flight and queued, a tick and a job run in their handler, ticks ahead",
             ready_to_kill,
             240,
             show=lambda: (queue_rows(), tick_rows()),
@@ -159,6 +175,8 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
         claimed_at_kill = {_iso(t["tick"]) for t in ticks_at_kill if t["state"] == "claimed"}
         assert started_at_kill, ticks_at_kill
         assert claimed_at_kill, ticks_at_kill
+        job_at_kill = job_row()
+        assert job_at_kill["phase"] == "Running", job_at_kill
 
         platform.start()  # at once, on the same data directory
 
@@ -182,6 +200,18 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
         ticks = wait_until(
             "every tick open at the kill to end", claimed_ticks_ended, 600, show=tick_rows
         )
+
+        def job_ended() -> dict[str, object] | None:
+            job = job_row()
+            if job["phase"] != "Failed":
+                return None
+            # its invocation record goes through the batched writer: wait for it too
+            recorded = platform.query(
+                "SELECT 1 FROM invocations WHERE id = $1::uuid", str(job["id"])
+            )
+            return job if recorded else None
+
+        job = wait_until("the interrupted job run to be Failed", job_ended, 120, show=job_row)
         with acme.client() as client:
             client.delete(f"/v1/namespaces/{acme.namespace}/triggers/every2s")
         records = {
@@ -211,6 +241,13 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
             assert (starts[call], ends[call]) == (1, 1), call
             assert (row["attempts"], record["status"]) == (1, 200), (call, row, record)
     assert final[taken]["state"] == "succeeded"
+
+    # -- the job run: interrupted, with its record, never run again ---------------------------
+    run = str(job_at_kill["id"])
+    assert (job["id"], job["run_id"]) == (run, 1), job
+    assert str(job["error"]).startswith("interrupted"), job
+    assert (starts[run], ends[run]) == (1, 0), (starts[run], ends[run])
+    assert (records[run]["status"], records[run]["error"]) == (500, "interrupted"), records[run]
 
     # -- cron ticks: once, or interrupted; none twice, none missing -------------------------
     tick_starts, tick_ends = _lines(platform, acme, "tick")
