@@ -315,6 +315,11 @@ class EventsSettings(BaseModel):
     retry_max_s: float = 300.0
     #: the largest result (response body) stored for a job or an asynchronous invocation
     max_result_bytes: int = 64 * 1024
+    #: how long past the function's timeout (a cron tick: past the tick) an asynchronous
+    #: call or a tick stays leased to the process that took it; when it runs out (that
+    #: process stopped), another takes it over: run if it never started, else recorded
+    #: ``interrupted``
+    lease_margin_s: float = Field(default=30.0, gt=0)
 
 
 class TenantPlan(BaseModel):

@@ -12,12 +12,34 @@ machine's own namespace beyond loopback.
   (made by a thread that entered the namespace, so in-process servers such as aiohttp
   or ``http.server`` can serve on them), and ``command()`` prefixes a command so that it
   runs inside it.
+
+The veth pair's near end (``host_ip``: 10.251.0.1, 10.251.1.1, 10.252.0.1) is an address
+of the machine's own namespace, and it cannot be avoided: the clients under test (the
+gateway in the pytest process, a bubblewrap sandbox sharing the machine's network for
+its egress, the test's httpx) live there, and a packet leaving a namespace carries an
+address of that namespace as its source; without one on the veth, the kernel would pick
+another of the machine's addresses, a real one. Why no traffic ever *targets* it:
+
+- nothing listens on it: every server binds the far address inside the namespace
+  (``TestHost.listen``; ``netns_host``'s command runs inside it), and no test names
+  ``host_ip`` as a destination (only as the ``ip addr`` of the near end);
+- the only packets addressed to it are the replies of the namespace's servers to the
+  connections the client side opened, and that is enforced: ``_guard`` loads an
+  nftables table *inside the namespace* (never in the machine's) whose output chain
+  passes loopback and replies of established connections and drops everything else
+  (IPv6 neighbour discovery included; only ARP, which the replies need, is not IP), so
+  nothing inside can open a connection to the near end, to the machine, or anywhere;
+  ``tests/security/test_test_hosts.py`` checks it;
+- nothing is routed anywhere else: the machine's namespace gets only the /30 of the veth
+  (no route beyond it), the namespace has no default route (``route_back``, the node
+  tests' pod CIDR via the near end, is their replies' way back to pods on the test node).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import re
 import shutil
 import socket
 import subprocess
@@ -32,6 +54,49 @@ import pytest
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+#: loaded inside the test host's namespace: it may answer, never start a connection
+GUARD_TABLE = "sless_test_host"
+_GUARD = f"""
+table inet {GUARD_TABLE} {{
+    chain output {{
+        type filter hook output priority 0; policy accept;
+        oif "lo" accept
+        ct state established,related accept
+        meta nfproto ipv4 counter drop
+        counter drop
+    }}
+}}
+"""
+
+
+def _guard(ns: str) -> None:
+    """Only replies leave ``ns`` (see above). Fails when nftables is missing: without the
+    guard the test host could reach the machine's own addresses."""
+    if shutil.which("nft") is None:
+        pytest.fail("nftables (`nft`) is needed to guard the test host")
+    subprocess.run(
+        ["ip", "netns", "exec", ns, "nft", "-f", "-"],
+        input=_GUARD.encode(),
+        check=True,
+        capture_output=True,
+    )
+
+
+def guard_drops(ns: str) -> int:
+    """IPv4 packets the guard of ``ns`` dropped (something inside tried to start a
+    connection; IPv6 neighbour discovery on the link is dropped too, not counted here)."""
+    out = subprocess.run(
+        ["ip", "netns", "exec", ns, "nft", "list", "table", "inet", GUARD_TABLE],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    match = re.search(r"nfproto ipv4 counter packets (\d+) bytes \d+ drop", out)
+    if match is None:
+        raise AssertionError(f"the guard of {ns} has no drop counter:\n{out}")
+    return int(match.group(1))
 
 
 @contextlib.contextmanager
@@ -61,6 +126,7 @@ def netns_host(
         _ip("-n", ns, "addr", "add", f"{test_host_ip}/30", "dev", f"{veth}p")
         _ip("-n", ns, "link", "set", f"{veth}p", "up")
         _ip("-n", ns, "link", "set", "lo", "up")
+        _guard(ns)
         if route_back is not None:
             # replies to callers beyond the /30 (pods behind a node's bridge) go back this way
             _ip("-n", ns, "route", "add", route_back, "via", host_ip)
@@ -111,6 +177,7 @@ class TestHost:
             _ip("-n", self.namespace, "addr", "add", f"{address}/30", "dev", f"{self._veth}p")
             _ip("-n", self.namespace, "link", "set", f"{self._veth}p", "up")
             _ip("-n", self.namespace, "link", "set", "lo", "up")
+            _guard(self.namespace)
         except BaseException:
             self.remove()
             raise

@@ -22,7 +22,7 @@ from sless.cli.options import json_option, token_option, url_option
 )
 @click.option(
     "--state",
-    type=click.Choice(["queued", "running", "succeeded", "failed", "dead"]),
+    type=click.Choice(["queued", "running", "succeeded", "failed", "dead", "interrupted"]),
     help="only async calls in this state",
 )
 @click.option(

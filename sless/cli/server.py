@@ -57,6 +57,7 @@ def run_up(settings: Settings) -> None:
             database_url = embedded.start()
         except DataDirInUse as e:
             raise click.ClickException(str(e)) from None
+        embedded.supervise()  # started again if it dies while the gateway runs
 
     def show_admin_token(token: str) -> None:
         click.echo("")
@@ -65,7 +66,12 @@ def run_up(settings: Settings) -> None:
         click.echo("")
         sys.stdout.flush()
 
-    app = create_app(settings, database_url, on_admin_token=show_admin_token)
+    app = create_app(
+        settings,
+        database_url,
+        on_admin_token=show_admin_token,
+        sole_database_user=embedded is not None,
+    )
     config = uvicorn.Config(
         app,
         host=settings.gateway.host,

@@ -109,6 +109,29 @@ async def invoke(
     )
 
 
+def outcome_record(
+    namespace: str,
+    name: str,
+    invocation_id: uuid.UUID,
+    outcome: Outcome,
+    *,
+    trigger: str,
+) -> InvocationRecord:
+    """The invocation record of a call made by ``trigger``."""
+    return InvocationRecord.of_call(
+        invocation_id,
+        namespace,
+        name,
+        status=outcome.status,
+        duration_ms=outcome.duration_ms,
+        request_bytes=outcome.request_bytes,
+        response_bytes=len(outcome.body),
+        started_at=outcome.started_at,
+        error=outcome.error,
+        trigger=trigger,
+    )
+
+
 def record_outcome(
     recorder: InvocationRecorder,
     namespace: str,
@@ -119,17 +142,4 @@ def record_outcome(
     trigger: str,
 ) -> None:
     """Append the invocation record of a call made by ``trigger``."""
-    recorder.record(
-        InvocationRecord.of_call(
-            invocation_id,
-            namespace,
-            name,
-            status=outcome.status,
-            duration_ms=outcome.duration_ms,
-            request_bytes=outcome.request_bytes,
-            response_bytes=len(outcome.body),
-            started_at=outcome.started_at,
-            error=outcome.error,
-            trigger=trigger,
-        )
-    )
+    recorder.record(outcome_record(namespace, name, invocation_id, outcome, trigger=trigger))

@@ -6,7 +6,16 @@ to ``max_attempts`` times: an answer below 500 ends it (``succeeded``, or ``fail
 a 4xx, which a retry would not change); a 5xx, a timeout or a function that is not ready
 is retried after ``retry_base_s * 2**(attempt-1)`` (at most ``retry_max_s``), and after the
 last attempt the call is ``dead`` (dead-lettered, kept for inspection). The invocation
-record is written once, when the call ends, under the id the 202 answer gave.
+record is written once, when the call ends, under the id the 202 answer gave, in the
+transaction that writes the final state.
+
+Never run twice, never silently lost (``sless.store.queue``): each attempt is stamped
+dispatched in PostgreSQL before it is sent, and only the attempt holding the row's lease
+writes its outcome. A call whose worker's process stopped after the dispatch ends
+``interrupted`` when its lease runs out (at once when this process starts as the
+database's only user, ``recover_at_start``), with its invocation record and callback; one
+taken but never dispatched runs. A call cut by a clean stop before its dispatch is given
+back at once.
 
 When the call ends and its function has a ``callback_url``, the callback is sent in a
 task of its own (``sless.events.callbacks``), so a slow receiver never holds a queue slot;
@@ -18,15 +27,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sless.backends import Backend
 from sless.config import EventsSettings
 from sless.events.callbacks import CallbackSender, callback_document
-from sless.events.calling import invoke, record_outcome
+from sless.events.calling import invoke, outcome_record
 from sless.events.polling import PollingWorker
-from sless.store import InvocationRecorder, QueuedCall, QueueRepository, SecretRepository
+from sless.store import (
+    INTERRUPTED,
+    TRANSIENT_DB_ERRORS,
+    QueuedCall,
+    QueueRepository,
+    SecretRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -34,21 +51,22 @@ ASYNC_TRIGGER = "async"
 
 
 class InvocationQueue(PollingWorker):
-    # a call cut at stop stays 'running' until its lease ends, then runs again
     name = "invocation-queue"
 
     def __init__(
         self,
         settings: EventsSettings,
         backend: Backend,
-        recorder: InvocationRecorder,
         queue: QueueRepository,
         secrets: SecretRepository,
+        *,
+        recover_at_start: bool = False,
     ) -> None:
         super().__init__(settings.poll_interval_s)
+        #: this process is the database's only user: every running call is a dead one's
+        self._recover_all = recover_at_start
         self.settings = settings
         self.backend = backend
-        self.recorder = recorder
         self.queue = queue
         self._slots = asyncio.Semaphore(settings.queue_concurrency)
         self.callbacks = CallbackSender(
@@ -94,7 +112,18 @@ class InvocationQueue(PollingWorker):
         self._wake.set()
 
     async def run_once(self) -> int:
-        """Take as many due calls as there are free slots and start them."""
+        """End the calls interrupted by a stopped worker, then take as many due calls as
+        there are free slots and start them."""
+        for call in await self.queue.interrupt(all_running=self._recover_all):
+            log.warning(
+                "async call %s of %s/%s interrupted: its gateway stopped after dispatching"
+                " it; not run again",
+                call.id,
+                call.namespace,
+                call.function,
+            )
+            self._start_callback(call)
+        self._recover_all = False
         taken = 0
         while True:
             free = self.settings.queue_concurrency - len(self._running)
@@ -114,7 +143,25 @@ class InvocationQueue(PollingWorker):
         # a slot is free: due calls may be waiting for it
         self._wake.set()
 
-    async def _attempt(self, call: QueuedCall) -> None:
+    async def _attempt(self, taken: QueuedCall) -> None:
+        try:
+            await self._attempt_once(taken)
+        except TRANSIENT_DB_ERRORS as e:
+            # the database stayed away: the lease runs out and the call is taken over
+            # (run if it was not dispatched, else interrupted)
+            log.warning("async call %s: its state could not be written: %s", taken.id, e)
+
+    async def _attempt_once(self, taken: QueuedCall) -> None:
+        try:
+            call = await self.queue.dispatch(taken)
+        except asyncio.CancelledError:
+            # stopping before the dispatch: the call never ran, give it back now
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.queue.release(taken))
+            raise
+        if call is None:
+            log.warning("async call %s: its lease was lost before the dispatch", taken.id)
+            return
         last = call.attempts >= call.max_attempts
         outcome = await invoke(
             self.backend,
@@ -127,15 +174,6 @@ class InvocationQueue(PollingWorker):
             body=call.body,
         )
         retry = outcome.retryable and not last
-        if not retry:
-            record_outcome(
-                self.recorder,
-                call.namespace,
-                call.function,
-                call.id,
-                outcome,
-                trigger=ASYNC_TRIGGER,
-            )
         result, truncated = outcome.bounded(self.settings.max_result_bytes)
         if retry:
             state = "queued"
@@ -146,7 +184,7 @@ class InvocationQueue(PollingWorker):
         delay = min(
             self.settings.retry_max_s, self.settings.retry_base_s * 2 ** (call.attempts - 1)
         )
-        await self.queue.finish(
+        written = await self._finish(
             call,
             state=state,
             status=outcome.status,
@@ -155,12 +193,25 @@ class InvocationQueue(PollingWorker):
             content_type=outcome.content_type,
             error=outcome.message or None,
             retry_at=datetime.now(UTC) + timedelta(seconds=delay) if retry else None,
+            record=None
+            if retry
+            else outcome_record(
+                call.namespace, call.function, call.id, outcome, trigger=ASYNC_TRIGGER
+            ),
         )
+        if not written:
+            log.warning(
+                "async call %s of %s/%s ended after its lease ran out: it is recorded"
+                " interrupted, this outcome (HTTP %d) is not written",
+                call.id,
+                call.namespace,
+                call.function,
+                outcome.status,
+            )
+            return
         if not retry:
-            task = asyncio.create_task(self._call_back(call))
-            self._calling_back.add(task)
-            task.add_done_callback(self._calling_back.discard)
-        if retry:
+            self._start_callback(call)
+        else:
             log.info(
                 "async call %s of %s/%s failed (attempt %d/%d), retrying in %.1f s",
                 call.id,
@@ -171,13 +222,34 @@ class InvocationQueue(PollingWorker):
                 delay,
             )
 
+    async def _finish(self, call: QueuedCall, **outcome: Any) -> bool:
+        """``QueueRepository.finish``, retried while the database is away (restarting),
+        as long as the lease may still hold: an outcome is not given up at the first
+        refused connection."""
+        deadline = time.monotonic() + self.queue.lease_margin_s
+        delay = 0.1
+        while True:
+            try:
+                return await self.queue.finish(call, **outcome)
+            except TRANSIENT_DB_ERRORS as e:
+                if time.monotonic() + delay > deadline:
+                    raise
+                log.info("writing async call %s's outcome: %s; retrying", call.id, type(e).__name__)
+                await asyncio.sleep(delay)
+                delay = min(2.0, delay * 2)
+
+    def _start_callback(self, call: QueuedCall) -> None:
+        task = asyncio.create_task(self._call_back(call))
+        self._calling_back.add(task)
+        task.add_done_callback(self._calling_back.discard)
+
     async def _call_back(self, call: QueuedCall) -> None:
         try:
             spec = await self.callbacks.wanted(call.namespace, call.function)
             if spec is None:
                 return
             row = await self.queue.get(call.namespace, call.id)
-            if row is None or row["state"] not in ("succeeded", "failed", "dead"):
+            if row is None or row["state"] not in ("succeeded", "failed", "dead", INTERRUPTED):
                 return  # deleted with its namespace, or not this attempt's to report
             outcome = await self.callbacks.deliver(spec, callback_document(row))
             await self.queue.set_callback(call.id, outcome.as_json())

@@ -4,7 +4,9 @@ Runs are claimed in PostgreSQL (``JobRepository.claim``): the claim raises the j
 stored ``run_id`` in the transaction that locked the row, so the same run id never runs
 twice, whichever gateway process claims it and however often they restart. A run whose
 function is not Ready yet waits (``Waiting``); a run whose function is gone fails.
-A run whose gateway stopped mid-run is marked Failed after its deadline (never re-run).
+A run whose gateway stopped mid-run is marked Failed ("interrupted") after its deadline,
+or at once when this process starts as the database's only user (``recover_at_start``),
+with an invocation record saying so; it is never re-run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from sless.config import EventsSettings
 from sless.errors import NotFound, NotReady
 from sless.events.calling import invoke, json_request, record_outcome
 from sless.events.polling import PollingWorker
-from sless.store import Decision, InvocationRecorder, JobRecord, JobRepository
+from sless.store import (
+    INTERRUPTED,
+    Decision,
+    InvocationRecord,
+    InvocationRecorder,
+    JobRecord,
+    JobRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +50,41 @@ class JobRunner(PollingWorker):
         backend: Backend,
         recorder: InvocationRecorder,
         jobs: JobRepository,
+        *,
+        recover_at_start: bool = False,
     ) -> None:
         super().__init__(settings.poll_interval_s)
+        #: this process is the database's only user: every Running run is a dead one's
+        self._recover_all = recover_at_start
         self.settings = settings
         self.backend = backend
         self.recorder = recorder
         self.jobs = jobs
 
     async def run_once(self) -> int:
-        await self.jobs.fail_interrupted()
+        for run in await self.jobs.fail_interrupted(all_running=self._recover_all):
+            log.warning(
+                "job %s/%s interrupted: its gateway stopped during the run; not run again",
+                run.namespace,
+                run.name,
+            )
+            self.recorder.record(
+                InvocationRecord.of_call(
+                    run.invocation_id,
+                    run.namespace,
+                    run.function,
+                    status=500,
+                    duration_ms=max(
+                        0.0, (run.completed_at - run.started_at).total_seconds() * 1000
+                    ),
+                    request_bytes=0,
+                    response_bytes=0,
+                    started_at=run.started_at,
+                    error=INTERRUPTED,
+                    trigger=job_trigger(run.name),
+                )
+            )
+        self._recover_all = False
         claimed = await self.jobs.claim(self._decide)
         for record, invocation_id in claimed:
             task = asyncio.create_task(self._run(record, invocation_id))

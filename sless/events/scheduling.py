@@ -8,8 +8,14 @@ number of gateways sharing the database. The winner sleeps until the tick (start
 worker ``prewarm_s`` before it) and invokes the function with the trigger's payload.
 
 Ticks missed while no gateway ran are fired late only inside the catch-up window; older
-ones are skipped, never replayed. A tick claimed by a process that then stops is lost
-(at most once, never twice).
+ones are skipped, never replayed.
+
+Never twice, never silently lost (``sless.store.triggers``): the tick is stamped started
+in PostgreSQL before the function is called, and its outcome (with its invocation record)
+is written only under the claim's lease. Each pass first takes over the ticks of a
+scheduler that stopped (their lease ran out; at once when this process starts as the
+database's only user, ``recover_at_start``): a claimed tick never started is fired now
+(inside the catch-up window), a started one ends ``interrupted`` with its record.
 """
 
 from __future__ import annotations
@@ -19,15 +25,21 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
 from sless.backends import Serving
 from sless.config import EventsSettings
 from sless.errors import SlessError
-from sless.events.calling import invoke, json_request, record_outcome
+from sless.events.calling import invoke, json_request, outcome_record
 from sless.events.schedules import ticks
-from sless.store import InvocationRecorder, TriggerRecord, TriggerRepository
+from sless.store import (
+    TRANSIENT_DB_ERRORS,
+    ClaimedTick,
+    TriggerRecord,
+    TriggerRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +55,14 @@ class CronScheduler:
         self,
         settings: EventsSettings,
         backend: Serving,
-        recorder: InvocationRecorder,
         triggers: TriggerRepository,
+        *,
+        recover_at_start: bool = False,
     ) -> None:
         self.settings = settings
+        #: this process is the database's only user: every open tick is a dead one's
+        self._recover_all = recover_at_start
         self.backend = backend
-        self.recorder = recorder
         self.triggers = triggers
         self._task: asyncio.Task[None] | None = None
         self._firing: set[asyncio.Task[None]] = set()
@@ -83,10 +97,32 @@ class CronScheduler:
             await asyncio.sleep(self.settings.scheduler_interval_s)
 
     async def run_once(self) -> int:
-        """Claim and start the due ticks of every enabled cron trigger; returns how many."""
+        """Take over the ticks of a stopped scheduler, then claim and start the due ticks
+        of every enabled cron trigger; returns how many were started."""
         now = datetime.now(UTC)
+        window = timedelta(seconds=self.settings.catchup_window_s)
+        recovered = await self.triggers.recover_ticks(
+            fire_after=now - window,
+            lease_margin_s=self.settings.lease_margin_s,
+            all_open=self._recover_all,
+        )
+        self._recover_all = False
+        records = await self.triggers.list_enabled_cron()
+        by_name = {(r.trigger.namespace, r.trigger.name): r for r in records}
         started = 0
-        for record in await self.triggers.list_enabled_cron():
+        for claimed in recovered:
+            record = by_name.get((claimed.namespace, claimed.trigger))
+            if record is None:  # disabled meanwhile: its lease runs out, then it is skipped
+                continue
+            log.info(
+                "trigger %s/%s: firing tick %s, claimed by a scheduler that stopped",
+                claimed.namespace,
+                claimed.trigger,
+                claimed.tick.isoformat(),
+            )
+            self._start(record, claimed)
+            started += 1
+        for record in records:
             try:
                 started += await self._schedule(record, now)
             except SlessError as e:
@@ -105,19 +141,39 @@ class CronScheduler:
         ahead = timedelta(seconds=max(spec.prewarm_s, self.settings.scheduler_interval_s))
         started = 0
         for tick in islice(ticks(spec, after, now + ahead), _MAX_TICKS_PER_PASS):
-            invocation_id = uuid.uuid4()
             namespace, name = record.trigger.namespace, record.trigger.name
-            if not await self.triggers.claim_tick(namespace, name, tick, invocation_id):
+            claimed = await self.triggers.claim_tick(
+                namespace, name, tick, uuid.uuid4(), lease_margin_s=self.settings.lease_margin_s
+            )
+            if claimed is None:
                 continue  # another scheduler has it
-            task = asyncio.create_task(self._fire(record, tick, invocation_id))
-            self._firing.add(task)
-            task.add_done_callback(self._firing.discard)
+            self._start(record, claimed)
             started += 1
         return started
 
-    async def _fire(self, record: TriggerRecord, tick: datetime, invocation_id: uuid.UUID) -> None:
+    def _start(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
+        task = asyncio.create_task(self._fire(record, claimed))
+        self._firing.add(task)
+        task.add_done_callback(self._firing.discard)
+
+    async def _fire(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
+        try:
+            await self._fire_once(record, claimed)
+        except TRANSIENT_DB_ERRORS as e:
+            # the database stayed away: the lease runs out and the tick is taken over
+            # (fired if it had not started, else interrupted)
+            log.warning(
+                "trigger %s/%s: tick %s: its state could not be written: %s",
+                claimed.namespace,
+                claimed.trigger,
+                claimed.tick.isoformat(),
+                e,
+            )
+
+    async def _fire_once(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
         trigger = record.trigger
         spec = trigger.spec
+        tick, invocation_id = claimed.tick, claimed.invocation_id
         delay = (tick - datetime.now(UTC)).total_seconds()
         if spec.prewarm_s > 0 and delay > 0:
             try:
@@ -130,6 +186,18 @@ class CronScheduler:
             await asyncio.sleep(delay)
         headers, body = json_request(spec.payload, trigger=trigger.name)
         headers.append(("sless-tick", tick.isoformat()))
+        margin = self.settings.lease_margin_s
+        started = await self._with_database(
+            lambda: self.triggers.start_tick(claimed, spec.function, margin), margin
+        )
+        if not started:
+            log.warning(
+                "trigger %s/%s: tick %s was taken over before it started; not fired here",
+                trigger.namespace,
+                trigger.name,
+                tick.isoformat(),
+            )
+            return
         self.fired += 1
         outcome = await invoke(
             self.backend,
@@ -139,11 +207,34 @@ class CronScheduler:
             headers=headers,
             body=body,
         )
-        record_outcome(
-            self.recorder,
-            trigger.namespace,
-            spec.function,
-            invocation_id,
-            outcome,
-            trigger=trigger.name,
+        record_ = outcome_record(
+            trigger.namespace, spec.function, invocation_id, outcome, trigger=trigger.name
         )
+        if not await self._with_database(
+            lambda: self.triggers.finish_tick(claimed, record_), margin
+        ):
+            log.warning(
+                "trigger %s/%s: tick %s ended after its lease ran out: it is recorded"
+                " interrupted, this outcome (HTTP %d) is not written",
+                trigger.namespace,
+                trigger.name,
+                tick.isoformat(),
+                outcome.status,
+            )
+
+    @staticmethod
+    async def _with_database(write: Callable[[], Awaitable[bool]], patience_s: float) -> bool:
+        """``write()``, retried while the database is away (restarting), for at most
+        ``patience_s`` (within the lease); then the error is raised (the tick's lease
+        runs out and the next pass takes it over)."""
+        deadline = time.monotonic() + patience_s
+        delay = 0.1
+        while True:
+            try:
+                return await write()
+            except TRANSIENT_DB_ERRORS as e:
+                if time.monotonic() + delay > deadline:
+                    raise
+                log.info("cron tick state: %s; retrying", type(e).__name__)
+                await asyncio.sleep(delay)
+                delay = min(2.0, delay * 2)

@@ -40,20 +40,28 @@ class Events:
         db: asyncpg.Pool,
         backend: Backend,
         recorder: InvocationRecorder,
+        *,
+        sole_user: bool = False,
     ) -> None:
         self.settings = settings
         secrets = SecretRepository(db, cipher_for(settings))
+        queue = QueueRepository(db, lease_margin_s=settings.events.lease_margin_s)
+        # ``sole_user``: no other process uses this database (the embedded PostgreSQL of a
+        # data directory this process holds locked): every call or tick left running is a
+        # crashed predecessor's, taken over at start instead of after its lease
         self.queue = InvocationQueue(
-            settings.events, backend, recorder, QueueRepository(db), secrets
+            settings.events, backend, queue, secrets, recover_at_start=sole_user
         )
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None
         self.consumers: RabbitConsumers | None = None
         if backend.events_in_process:
             self.scheduler = CronScheduler(
-                settings.events, backend, recorder, TriggerRepository(db)
+                settings.events, backend, TriggerRepository(db), recover_at_start=sole_user
             )
-            self.runner = JobRunner(settings.events, backend, recorder, JobRepository(db))
+            self.runner = JobRunner(
+                settings.events, backend, recorder, JobRepository(db), recover_at_start=sole_user
+            )
             self.consumers = RabbitConsumers(
                 settings.events,
                 settings.gateway.shutdown_grace_s,

@@ -74,10 +74,20 @@ def create_app(
     database_url: str,
     *,
     on_admin_token: Callable[[str], None] | None = None,
+    sole_database_user: bool = False,
 ) -> Gateway:
+    """``sole_database_user``: no other process uses the database (``sless up``'s embedded
+    PostgreSQL, its data directory locked): at start, the asynchronous calls and cron ticks
+    left running are a crashed predecessor's and are taken over at once."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        platform = await Platform.start(settings, database_url, on_admin_token=on_admin_token)
+        platform = await Platform.start(
+            settings,
+            database_url,
+            on_admin_token=on_admin_token,
+            sole_database_user=sole_database_user,
+        )
         app.state.platform = platform
         settle_heap()
         try:

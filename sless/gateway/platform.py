@@ -76,6 +76,7 @@ class Platform:
         database_url: str,
         *,
         on_admin_token: Callable[[str], None] | None = None,
+        sole_database_user: bool = False,
     ) -> Platform:
         # before anything else: production without a key refuses to start
         cipher = cipher_for(settings)
@@ -116,7 +117,7 @@ class Platform:
             await backend.stop()
             await db.close()
             raise
-        events = Events(settings, db, backend, recorder)
+        events = Events(settings, db, backend, recorder, sole_user=sole_database_user)
         events.start()
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)

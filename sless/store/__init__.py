@@ -8,6 +8,7 @@ from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
 from sless.store.idempotency import IdempotencyRepository, IdempotencyRow
 from sless.store.invocations import (
+    TRANSIENT_DB_ERRORS,
     InvocationRecord,
     InvocationRecorder,
     list_invocations,
@@ -16,19 +17,22 @@ from sless.store.invocations import (
 from sless.store.jobs import Decision, JobRecord, JobRepository
 from sless.store.keys import signing_key
 from sless.store.locks import TenantLock
-from sless.store.queue import QueuedCall, QueueRepository, get_invocation
+from sless.store.queue import INTERRUPTED, QueuedCall, QueueRepository, get_invocation
 from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
 from sless.store.secrets import SecretInfo, SecretRepository
 from sless.store.stats import invocation_buckets, verdict_buckets
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
-from sless.store.triggers import TriggerRecord, TriggerRepository
+from sless.store.triggers import ClaimedTick, TriggerRecord, TriggerRepository
 
 __all__ = [
+    "INTERRUPTED",
     "NOTIFY_CHANNEL",
+    "TRANSIENT_DB_ERRORS",
     "AuditEntry",
     "AuditRepository",
     "BlobStore",
+    "ClaimedTick",
     "DataDirInUse",
     "Decision",
     "EmbeddedPostgres",

@@ -7,6 +7,7 @@ each migration exactly once.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from importlib import resources
@@ -22,9 +23,28 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+async def _connect(*args: Any, **kwargs: Any) -> asyncpg.Connection:
+    """``asyncpg.connect``; a server whose Unix socket is missing (restarting, or killed and
+    not back yet) is refusing connections, as a server that answers with RST would: a
+    ``ConnectionRefusedError`` (the callers' "database unavailable", 503), not a bare
+    ``FileNotFoundError`` (which they cannot tell from a missing file of their own)."""
+    try:
+        connection: asyncpg.Connection = await asyncpg.connect(*args, **kwargs)
+    except FileNotFoundError as e:
+        raise ConnectionRefusedError(
+            errno.ECONNREFUSED, "the database's Unix socket is missing (server down)"
+        ) from e
+    return connection
+
+
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     pool: asyncpg.Pool = await asyncpg.create_pool(
-        dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=30
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        init=_init_connection,
+        command_timeout=30,
+        connect=_connect,
     )
     return pool
 

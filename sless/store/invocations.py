@@ -107,7 +107,7 @@ _INSERT = (
     " ON CONFLICT (id) DO NOTHING"
 )
 #: the database errors that pass: the writer keeps the batch and tries again
-_TRANSIENT = (
+TRANSIENT_DB_ERRORS = (
     asyncpg.PostgresError,
     asyncpg.InterfaceError,
     # asyncpg's state machine, when the server cuts a connection in the middle of a call
@@ -117,8 +117,12 @@ _TRANSIENT = (
 )
 
 
-async def insert_records(pool: asyncpg.Pool, batch: list[InvocationRecord]) -> int:
-    """Insert ``batch`` once; a record whose id is there already is skipped."""
+async def insert_records(
+    pool: asyncpg.Pool | asyncpg.Connection | asyncpg.pool.PoolConnectionProxy,
+    batch: list[InvocationRecord],
+) -> int:
+    """Insert ``batch`` once (also inside a caller's transaction, on its connection); a
+    record whose id is there already is skipped."""
     columns: list[list[Any]] = [[] for _ in _COLUMNS]
     for record in batch:
         for column, name in zip(columns, _COLUMNS, strict=True):
@@ -251,7 +255,7 @@ class InvocationRecorder:
         while True:
             try:
                 await insert_records(self.pool, batch)
-            except _TRANSIENT as e:
+            except TRANSIENT_DB_ERRORS as e:
                 self.failed_batches += 1
                 if self.failed_batches == 1 or self.failed_batches % 50 == 0:
                     log.error(
@@ -310,7 +314,7 @@ async def start_recorder(pool: asyncpg.Pool, journal_dir: Path) -> InvocationRec
 #: ``?status=`` classes
 STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
 #: states of an asynchronous invocation (``invocation_queue.state``)
-ASYNC_STATES = ("queued", "running", "succeeded", "failed", "dead")
+ASYNC_STATES = ("queued", "running", "succeeded", "failed", "dead", "interrupted")
 
 
 async def list_invocations(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 import asyncpg
@@ -66,6 +67,18 @@ class Decision:
     message: str = ""
     #: run: how long the run may take before it counts as interrupted
     deadline_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class InterruptedRun:
+    """A job run its gateway left Running, now Failed (``fail_interrupted``)."""
+
+    namespace: str
+    name: str
+    function: str
+    invocation_id: uuid.UUID
+    started_at: datetime
+    completed_at: datetime
 
 
 class JobRepository:
@@ -227,13 +240,30 @@ class JobRepository:
             error,
         )
 
-    async def fail_interrupted(self) -> int:
-        """Runs whose gateway stopped mid-run: Failed, never started again."""
-        result: str = await self.pool.execute(
-            """
+    async def fail_interrupted(self, *, all_running: bool = False) -> list[InterruptedRun]:
+        """Runs whose gateway stopped mid-run: Failed ("interrupted"), never started again.
+        A run is that once its deadline passed, or (``all_running``) at once: this process
+        is the database's only user and has just started. Returns them (for their
+        invocation records)."""
+        stale = "TRUE" if all_running else "deadline_at < now()"
+        rows = await self.pool.fetch(
+            f"""
             UPDATE jobs SET phase = 'Failed', completed_at = now(), updated_at = now(),
                    error = 'interrupted: the gateway running it stopped'
-             WHERE phase = 'Running' AND deadline_at < now()
-            """
+             WHERE phase = 'Running' AND {stale}
+            RETURNING namespace, name, spec->>'function' AS function, invocation_id,
+                      started_at, completed_at
+            """  # noqa: S608 - fixed SQL text
         )
-        return int(result.split()[-1])
+        return [
+            InterruptedRun(
+                namespace=r["namespace"],
+                name=r["name"],
+                function=r["function"],
+                invocation_id=r["invocation_id"],
+                started_at=r["started_at"],
+                completed_at=r["completed_at"],
+            )
+            for r in rows
+            if r["invocation_id"] is not None
+        ]

@@ -172,12 +172,6 @@ class Platform:
         os.kill(pid, signal.SIGKILL)
         wait_until("the postmaster to be gone", lambda: self.postmaster_pid() is None, 30)
 
-    def start_postgres(self) -> None:
-        """Start it again after a SIGKILL, with the options it ran with (postmaster.opts)."""
-        result = self._pg_ctl("-w", "-m", "fast", "restart", "-l", str(self.pgdata / "log"))
-        if result.returncode != 0:
-            raise AssertionError(f"pg_ctl start failed: {result.stdout}{result.stderr}")
-
     def stop_postgres(self) -> None:
         if self.postmaster_pid() is not None:
             self._pg_ctl("-w", "-m", "fast", "stop")

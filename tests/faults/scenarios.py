@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -100,9 +101,14 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
         time.sleep(SECONDS / 3)
         fault_at = load.now()
         if kill:
+            before = platform.postmaster_pid()
             platform.kill_postgres()
-            time.sleep(3)  # the database stays away for a while
-            platform.start_postgres()
+            # sless up's supervisor starts it again by itself (sless.store.embedded)
+            wait_until(
+                "sless up to start PostgreSQL again",
+                lambda: platform.postmaster_pid() not in (None, before),
+                120,
+            )
         else:
             platform.restart_postgres()
         back_at = load.now()
@@ -129,7 +135,11 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
         with acme.client() as client:
             listed = client.get(f"/v1/namespaces/{acme.namespace}/functions").status_code
     failed = load.failed()
-    name = "PostgreSQL SIGKILL (down 3 s)" if kill else "PostgreSQL restart (pg_ctl -m fast)"
+    name = (
+        "PostgreSQL SIGKILL (started again by sless up)"
+        if kill
+        else "PostgreSQL restart (pg_ctl -m fast)"
+    )
     return Result(
         Figures(
             name,
@@ -145,7 +155,8 @@ def postgres_outage(tmp: Path, *, kill: bool) -> Result:
             "answered": len(answered),
             "invoke_failed": len(load.failed("invoke")),
             "first_failures": [
-                (round(o.t - fault_at, 2), o.status, o.target) for o in load.failed()[:8]
+                (round(o.t - fault_at, 2), o.kind, o.status, o.target)
+                for o in (load.failed("invoke") + load.failed())[:8]
             ],
             "async_states": states,
             "healthy": healthy,
@@ -202,39 +213,61 @@ def platform_sigkill(tmp: Path) -> Result:
         answered = load.answered_ids()
         lost = missing_records(platform, answered)
         accepted = load.answered_ids("async")
-        # a call taken by the killed process is taken again when its lease (timeout + 30 s)
-        # runs out
+        # every accepted call ends: it ran once, or (dispatched by the killed process) it
+        # is interrupted; the restart takes the killed process's calls over at once
         states = wait_until(
-            "every accepted async call to finish",
+            "every accepted async call to end",
             lambda: (
                 (s := _async_states(platform, accepted))
                 and len(s) == len(accepted)
-                and all(state == "succeeded" for state, _ in s.values())
+                and all(state in ("succeeded", "interrupted") for state, _ in s.values())
                 and s
             ),
             120,
             show=lambda: _async_pending(platform, accepted),
         )
+        # the ticks due so far, the killed process's among them: each fired after the
+        # restart or interrupted
+        cutoff = datetime.now(UTC)
+        wait_until(
+            "the ticks claimed before the kill to end",
+            lambda: (
+                not platform.query(
+                    "SELECT 1 FROM trigger_ticks WHERE namespace = $1 AND trigger = $2"
+                    " AND state IN ('claimed', 'started') AND tick < $3",
+                    acme.namespace,
+                    CRON,
+                    cutoff,
+                )
+            ),
+            120,
+        )
         ticks = platform.query(
-            "SELECT tick, invocation_id::text AS id FROM trigger_ticks"
-            " WHERE namespace = $1 AND trigger = $2 ORDER BY tick",
+            "SELECT tick, state, invocation_id::text AS id FROM trigger_ticks"
+            " WHERE namespace = $1 AND trigger = $2 AND tick < $3 ORDER BY tick",
+            acme.namespace,
+            CRON,
+            cutoff,
+        )
+        cron_records = platform.query(
+            "SELECT id::text, error FROM invocations WHERE namespace = $1 AND trigger = $2",
             acme.namespace,
             CRON,
         )
-        cron_records = platform.query(
-            "SELECT id::text FROM invocations WHERE namespace = $1 AND trigger = $2",
-            acme.namespace,
-            CRON,
+        async_records = platform.query(
+            "SELECT id::text, error FROM invocations WHERE id = ANY($1::uuid[])", list(accepted)
         )
         with acme.client() as client:
             client.delete(f"/v1/namespaces/{acme.namespace}/triggers/{CRON}")
     finally:
         platform.stop()
     tick_ids = [t["id"] for t in ticks if t["id"] is not None]
-    recorded = {r["id"] for r in cron_records}
+    recorded = {r["id"]: r["error"] for r in cron_records}
     failed = load.failed()
-    retried = sum(1 for _, attempts in states.values() if attempts > 1)
-    unfinished_ticks = [t["tick"] for t in ticks if t["id"] not in recorded]
+    interrupted = sum(1 for state, _ in states.values() if state == "interrupted")
+    tick_states: dict[str, int] = {}
+    for t in ticks:
+        tick_states[t["state"]] = tick_states.get(t["state"], 0) + 1
     return Result(
         Figures(
             "SIGKILL of `sless up`, restarted at once",
@@ -244,18 +277,17 @@ def platform_sigkill(tmp: Path) -> Result:
             load.recovery_s(fault_at),
             f"{len(answered)} answered calls; failed by kind: {_kinds(failed)};"
             f" restart took {back_at - fault_at:.1f} s; async: {len(accepted)} accepted,"
-            f" all succeeded, {retried} taken again after the lease;"
-            f" cron: {len(ticks)} ticks claimed, none twice,"
-            f" {len(unfinished_ticks)} claimed by the killed process left unrun",
+            f" {len(accepted) - interrupted} ran once, {interrupted} interrupted, none twice;"
+            f" cron: {len(ticks)} ticks due, by state {tick_states}, none twice",
         ),
         {
             "lost": lost,
             "answered": len(answered),
             "async_states": states,
+            "async_records": {r["id"]: r["error"] for r in async_records},
             "ticks": ticks,
             "tick_ids": tick_ids,
             "cron_records": recorded,
-            "unfinished_ticks": unfinished_ticks,
         },
     )
 

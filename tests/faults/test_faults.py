@@ -31,15 +31,24 @@ def test_sigkill_of_sless_up_loses_no_record_and_no_async_call(fault_dir: Path) 
     assert facts["answered"] > 0
     # every answered call has its record after the restart (the journal replayed)
     assert facts["lost"] == set(), result.figures.note
-    # every accepted asynchronous call ran to success; a call is taken again only when
-    # the killed process held it (its lease ran out), so at most one attempt more
-    assert all(state == "succeeded" for state, _ in facts["async_states"].values())
-    assert all(attempts <= 2 for _, attempts in facts["async_states"].values())
-    # each cron tick is claimed once and run under one invocation id, never twice
+    # every accepted asynchronous call ran once, or (in flight at the kill) is interrupted:
+    # never run again, and recorded with its invocation record either way
+    states, records = facts["async_states"], facts["async_records"]
+    assert all(state in ("succeeded", "interrupted") for state, _ in states.values())
+    # (attempts: a crash adds none, but a 5xx of the loaded machine is retried by design;
+    # exactly-once under a kill is held by tests/e2e/test_crash_exactly_once.py)
+    assert all(attempts >= 1 for _, attempts in states.values()), states
+    assert set(records) == set(states)
+    for call, (state, _) in states.items():
+        assert (records[call] == "interrupted") == (state == "interrupted"), (call, state)
+    # each cron tick is claimed once, run under one invocation id, and every tick due
+    # ended (fired once, or interrupted), none left open
     ticks = [t["tick"] for t in facts["ticks"]]
     assert len(ticks) == len(set(ticks))
     assert len(facts["tick_ids"]) == len(set(facts["tick_ids"]))
-    assert facts["cron_records"] <= set(facts["tick_ids"])
+    assert all(t["state"] in ("finished", "interrupted") for t in facts["ticks"]), facts["ticks"]
+    for t in facts["ticks"]:
+        assert (facts["cron_records"][t["id"]] == "interrupted") == (t["state"] == "interrupted")
 
 
 @pytest.mark.parametrize("kill", [False, True], ids=["restart", "sigkill"])

@@ -119,7 +119,7 @@ async def get_logs(
 
 
 StatusClass = Literal["2xx", "3xx", "4xx", "5xx"]
-AsyncState = Literal["queued", "running", "succeeded", "failed", "dead"]
+AsyncState = Literal["queued", "running", "succeeded", "failed", "dead", "interrupted"]
 
 
 @router.get(

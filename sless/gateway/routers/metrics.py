@@ -31,10 +31,10 @@ async def _refresh(platform: Platform) -> None:
     metrics.cron_ticks.set(scheduler.fired if scheduler is not None else 0)
     rows = await platform.db.fetch(_QUEUE_DEPTH)
     metrics.queue_depth.clear()
-    for state in ("queued", "running", "dead"):
+    for state in ("queued", "running", "dead", "interrupted"):
         metrics.queue_depth.labels(state).set(0)
     for row in rows:
-        if row["state"] in ("queued", "running", "dead"):
+        if row["state"] in ("queued", "running", "dead", "interrupted"):
             metrics.queue_depth.labels(row["state"]).set(row["n"])
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import asyncpg
+import pytest
 
 from sless.gateway.errors import ERROR_RESPONSES, infrastructure_error
+from sless.store import create_pool
 
 
 def test_a_database_that_went_away_is_503_database_unavailable() -> None:
@@ -19,6 +22,16 @@ def test_a_database_that_went_away_is_503_database_unavailable() -> None:
         mapped = infrastructure_error(exc)
         assert mapped is not None, exc
         assert (mapped.status, mapped.code) == (503, "database_unavailable")
+
+
+async def test_a_missing_database_socket_is_503_database_unavailable(tmp_path: Path) -> None:
+    # the embedded PostgreSQL between its stop and its start: no Unix socket at all
+    # (asyncpg raises a bare FileNotFoundError; it answered 500 in the restart scenario)
+    with pytest.raises(ConnectionRefusedError) as refused:
+        await create_pool(f"postgresql://postgres:@/postgres?host={tmp_path}")
+    mapped = infrastructure_error(refused.value)
+    assert mapped is not None
+    assert (mapped.status, mapped.code) == (503, "database_unavailable")
 
 
 def test_a_full_disk_is_507_insufficient_storage() -> None:
