@@ -219,6 +219,9 @@ class LimitsSettings(BaseModel):
     max_memory_mb: int = Field(default=8192, ge=0)
     #: sum of the sizes of the code zips its functions currently point at
     max_code_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    #: versions kept per function (the oldest beyond it are pruned with their code, except
+    #: the current version and the traffic targets)
+    max_versions: int = Field(default=10, ge=1, le=1000)
 
 
 class S3Settings(BaseModel):
