@@ -8,8 +8,12 @@ versions are pruned to ``limits.max_versions`` and their blobs deleted.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +24,7 @@ from tests.support import make_zip, wait_phase
 
 pytestmark = pytest.mark.integration
 
+SLESS = str(Path(sys.executable).parent / "sless")
 NS = "sless-acme"
 FN = f"/v1/namespaces/{NS}/functions"
 
@@ -254,3 +259,49 @@ def test_old_versions_are_pruned_to_the_limit_and_their_blobs_deleted(
     # deleting the function deletes its versions and their blobs
     assert acme.delete(f"{FN}/gc").status_code == 200
     assert not any((blobs / f"{sha}.zip").exists() for sha in (a, b, c))
+
+
+def test_the_cli_deploys_a_canary_lists_versions_splits_and_rolls_back(
+    gateway: RunningGateway, tmp_path: Path
+) -> None:
+    created = gateway.admin.post("/v1/admin/tenants", json={"name": "acme"})
+    token = created.json()["token"]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+
+    def sless(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [SLESS, *args, "--url", gateway.url, "--token", token]
+        return subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+
+    directory = tmp_path / "code"
+    directory.mkdir()
+    url = f"{gateway.url}/fn/{NS}/app"
+    for marker, extra in (("one", []), ("two", ["--traffic", "10"])):
+        (directory / "handler.py").write_text(str(code(marker)["handler.py"]))
+        result = sless("deploy", str(directory), "--name", "app", *extra)
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert "traffic: v1 90%, v2 10%" in result.stdout
+    listed = sless("versions", "app")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].split()[:3] == ["VERSION", "TRAFFIC", "SHA256"]
+    assert lines[1].split()[:2] == ["v2*", "10%"]
+    assert lines[2].split()[:2] == ["v1", "90%"]
+    assert "tenant acme" in lines[1]
+    wait_answer(f"{url}@v2", "two")
+    # promote the canary, then go back to v1
+    promoted = sless("traffic", "app", "v2=100")
+    assert promoted.returncode == 0, promoted.stderr
+    assert "no split" in promoted.stdout
+    wait_answer(url, "two")
+    rolled = sless("rollback", "app", "v1")
+    assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+    assert "app is Ready" in rolled.stdout
+    wait_answer(url, "one")
+    bad = sless("rollback", "app", "v9")
+    assert bad.returncode != 0
+    assert "has no version v9" in bad.stderr
+    bad = sless("traffic", "app", "v1=50", "v2=40")
+    assert bad.returncode != 0
+    assert "add up to 90" in bad.stderr
