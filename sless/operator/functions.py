@@ -240,7 +240,11 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         "observed_sha256": sha,
         "image": image,
         "servingSpec": spec.model_dump(mode="json"),
-        "servingRevisions": {v: r.model_dump(mode="json") for v, r in revisions.items()},
+        # a merge patch: a version no longer served is removed by a null
+        "servingRevisions": {
+            **{v: None for v in status.get("servingRevisions") or {} if v not in revisions},
+            **{v: r.model_dump(mode="json") for v, r in revisions.items()},
+        },
         "builds": builds,
         "conditions": conditions,
     }
