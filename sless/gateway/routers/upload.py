@@ -95,7 +95,8 @@ async def upload(
     ] = None,
 ) -> JSONResponse:
     """Upload the function's code (a zip). Code that passes validation (or is held for
-    review) becomes the function's next version (``v1``, ``v2``...) and its current one.
+    review) becomes the function's next version (``v1``, ``v2``...) and its current one;
+    the same code again makes no version (and ``traffic`` is not applied).
     With ``Idempotency-Key`` a retry of the same upload answers as the first did without
     validating or building again; a rejected or failed upload keeps no record (a retry
     does the work)."""
