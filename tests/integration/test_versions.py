@@ -153,6 +153,16 @@ def test_a_traffic_split_reaches_both_versions_and_name_at_version_calls_one(
     ]
     wait_answer(f"{url}@v2", "new")
     wait_answer(f"{url}@v1", "old")
+    # each version has its own warm pool, its own workers; the prestart pool still serves
+    backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
+    current, other = backend.pool(NS, "split"), backend.version_pool(NS, "split", "v1")
+    assert current.spec.version == "v2"
+    assert other.spec.version == "v1"
+    assert current.worker_pids()
+    assert other.worker_pids()
+    assert current.worker_pids().isdisjoint(other.worker_pids())
+    assert backend.prestart is not None
+    assert backend.prestart.handed_out >= 1
     seen = Counter(httpx.get(url, timeout=30).json()["code"] for _ in range(60))
     # 60 draws at 50 %: both are reached (the chance of missing one is 2 * 2**-60)
     assert seen["old"] > 0, seen
@@ -321,3 +331,38 @@ def test_the_cli_deploys_a_canary_lists_versions_splits_and_rolls_back(
     bad = sless("traffic", "app", "v1=50", "v2=40")
     assert bad.returncode != 0
     assert "add up to 90" in bad.stderr
+
+
+def test_versions_keep_the_functions_auth_and_tenancy(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    token = acme.headers["Authorization"]
+    assert acme.put(f"{FN}/private", json={"auth": "token"}).status_code == 201
+    upload(acme, "private", "first")
+    wait_phase(acme, f"{FN}/private", {"Ready"})
+    upload(acme, "private", "second", traffic=0)
+    wait_phase(acme, f"{FN}/private", {"Ready"})
+    url = f"{gateway.url}/fn/{NS}/private"
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{url}@v1", headers={"Authorization": token}).status_code != 200:
+        assert time.monotonic() < deadline, "v1 never served"
+        time.sleep(0.2)
+    # @version takes the function's auth: no token, another tenant's token
+    assert httpx.get(f"{url}@v1").status_code == 401
+    globex = gateway.tenant("globex")
+    assert (
+        httpx.get(
+            f"{url}@v1", headers={"Authorization": globex.headers["Authorization"]}
+        ).status_code
+        == 404
+    )
+    assert httpx.get(f"{url}@v1", headers={"Authorization": token}).json()["code"] == "first"
+    # 0 %: never drawn, every call goes to v1
+    assert {httpx.get(url, headers={"Authorization": token}).json()["code"] for _ in range(20)} == {
+        "first"
+    }
+    # another tenant sees none of it
+    assert globex.get(f"{FN}/private/versions").status_code == 404
+    refused = globex.post(f"{FN}/private/rollback", json={"version": "v1"})
+    assert refused.status_code == 404
+    assert [v["version"] for v in versions(acme, "private")] == ["v2", "v1"]
