@@ -189,6 +189,13 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
     replicas = max(1, spec.min_instances) if enabled else 0
     path = object_path("apps/v1", "Deployment", ns, labels.function_object_name(name))
     await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+    # the Deployments of the traffic split's other versions follow the same triggers
+    for version, revision in spec.revisions.items():
+        if version not in spec.routed_versions()[1:]:
+            continue
+        own = max(1, revision.min_instances) if enabled else 0
+        path = object_path("apps/v1", "Deployment", ns, labels.version_object_name(name, version))
+        await op.api.merge_patch(path, {"spec": {"replicas": own}})
 
 
 async def reconcile(op: Operator, body: dict[str, Any]) -> None:

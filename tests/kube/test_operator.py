@@ -880,6 +880,17 @@ def test_a_traffic_split_gives_each_version_its_own_deployment(
         policies.check_pod_spec(template["spec"], runtime_class="gvisor", require_digest=True) == []
     )
 
+    # a disabled http trigger scales every version's Deployment to 0, and back
+    def replicas() -> tuple[int, int]:
+        read = kube.apps.read_namespaced_deployment
+        return read(f"fn-{name}", ns).spec.replicas, read(f"fn-{name}-v1", ns).spec.replicas
+
+    kube.create("triggers", ns, "split-web", {"type": "http", "function": name, "enabled": False})
+    wait_for("both scaled to 0", lambda: replicas() == (0, 0))
+    kube.patch_spec("triggers", ns, "split-web", {"enabled": True})
+    wait_for("both scaled back to 1", lambda: replicas() == (1, 1))
+    kube.delete("triggers", ns, "split-web")
+
     # the split removed (e.g. the canary promoted): v1's objects go
     kube.patch_spec("functions", ns, name, {"traffic": [], "revisions": None})
     wait_for(
