@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from sless.errors import Invalid, NotFound
 from sless.gateway.platform import Platform
 from sless.models import (
-    CodeRef,
     Function,
     FunctionSpec,
     FunctionVersion,
@@ -130,7 +129,7 @@ async def prune(
 ) -> None:
     """Keep the newest ``max_versions`` versions (and every routed one); collect the code."""
     protected = spec.routed_versions() + ([serving] if serving else [])
-    keep = platform.tenancy.quotas.settings.max_versions
+    keep = platform.tenancy.quotas.versions_kept
     removed = await platform.versions.prune(ns, name, keep=keep, protected=protected)
     await collect_code(platform, removed)
 
@@ -161,5 +160,7 @@ async def rollback_spec(platform: Platform, ns: str, name: str, version: str) ->
     return spec
 
 
-def with_version(code: CodeRef, version: str) -> CodeRef:
-    return code.model_copy(update={"version": version})
+def traffic_detail(traffic: Sequence[TrafficTarget]) -> str:
+    """The audit detail of a traffic change: versions and percents (no user text)."""
+    shares = ", ".join(f"{t.version} {t.percent}%" for t in traffic)
+    return f"traffic: {shares or 'all to the current version'}"

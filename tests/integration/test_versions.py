@@ -206,6 +206,11 @@ def test_a_traffic_split_reaches_both_versions_and_name_at_version_calls_one(
         assert time.monotonic() < deadline, "v1 still served after the split was removed"
         time.sleep(0.2)
     assert "not serving" in httpx.get(f"{url}@v1", timeout=30).text
+    # both traffic changes are in the audit log, with the shares
+    entries = acme.get(f"/v1/namespaces/{NS}/audit").json()["entries"]
+    details = {(e["action"], e["detail"]) for e in entries if e["target_name"] == "split"}
+    assert ("function.upload", "traffic: 50% to the new version") in details
+    assert ("function.put", "traffic: all to the current version") in details
     assert httpx.get(f"{url}@latest", timeout=30).status_code == 404
     assert httpx.get(f"{url}@v2", timeout=30).json()["code"] == "new"
 

@@ -6,11 +6,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
 from sless.gateway import versioning
+from sless.gateway.audit import note
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
@@ -58,6 +59,7 @@ async def put_function(
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
     principal: PrincipalDep,
+    request: Request,
 ) -> dict[str, Any]:
     """Create or replace the spec. A change of what runs (anything but ``traffic``) of a
     function that has code makes a new version; ``traffic`` names existing versions."""
@@ -79,6 +81,8 @@ async def put_function(
             if_match.check(existing.resource_version if existing else None)
         quotas.check_function(current, name, spec)
         await versioning.check_traffic(platform, ns, name, spec, existing)
+        if existing is not None and spec.traffic != existing.spec.traffic:
+            note(request, detail=versioning.traffic_detail(spec.traffic))
         spec = await versioning.version_for_put(platform, ns, name, spec, existing, principal)
         response.status_code = 200 if existing is not None else 201
         function = await platform.backend.put_function(ns, name, spec)

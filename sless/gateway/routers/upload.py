@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 
 from sless.errors import PayloadTooLarge, ValidationRejected
 from sless.gateway import versioning
+from sless.gateway.audit import note
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER, check_key
@@ -101,6 +102,8 @@ async def upload(
     validating or building again; a rejected or failed upload keeps no record (a retry
     does the work)."""
     check_key(idempotency_key)  # both before reading 50 MB
+    if traffic is not None:
+        note(request, detail=f"traffic: {traffic}% to the new version")
     await platform.backend.get_function(ns, name)
     data = await read_body(request, platform.settings.gateway.max_upload_bytes)
     status, body, replayed = await platform.idempotency.run(
