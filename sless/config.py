@@ -225,6 +225,9 @@ class LimitsSettings(BaseModel):
     #: instances (workers or pods) one function may scale to: its ``max_instances`` may
     #: not be set above this, and what runs is capped by it if it is lowered later
     max_instances: int = Field(default=10, ge=1)
+    #: versions kept per function (the oldest beyond it are pruned with their code, except
+    #: the current version and the traffic targets)
+    max_versions: int = Field(default=10, ge=1, le=1000)
 
 
 class S3Settings(BaseModel):

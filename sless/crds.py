@@ -34,7 +34,7 @@ from sless.config import KubernetesSettings
 from sless.models import (
     FunctionCRStatus,
     FunctionJobStatus,
-    FunctionSpec,
+    FunctionResourceSpec,
     JobSpec,
     TenantSpec,
     TenantStatus,
@@ -148,13 +148,14 @@ _KINDS: dict[str, tuple[str, str, type[BaseModel], type[BaseModel], bool, list[A
     "Function": (
         "functions",
         "Namespaced",
-        FunctionSpec,
+        FunctionResourceSpec,
         FunctionCRStatus,
         True,
         [
             _column("Runtime", ".spec.runtime"),
             _column("Phase", ".status.phase"),
             _column("SHA", ".status.observed_sha256"),
+            _column("Version", ".spec.code.version"),
             _AGE,
             _column("Image", ".status.image", priority=1),
         ],

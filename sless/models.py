@@ -141,12 +141,54 @@ def check_callback_url(url: str) -> str:
     return url
 
 
+#: a version's name: ``v`` and its number (``v1``, ``v2``, ...), given in upload order
+_VERSION_NAME = re.compile(r"^v[1-9][0-9]{0,8}$")
+
+
+def check_version_name(value: str) -> str:
+    if not _VERSION_NAME.match(value):
+        raise ValueError(f"{value[:20]!r} is not a version name such as v3")
+    return value
+
+
+def is_version_name(value: str) -> bool:
+    return bool(_VERSION_NAME.match(value))
+
+
+def version_number(version: str) -> int:
+    """``v12`` → 12 (``version`` checked by ``check_version_name``)."""
+    return int(check_version_name(version)[1:])
+
+
+VersionName = Annotated[str, AfterValidator(check_version_name)]
+
+
 class CodeRef(BaseModel):
-    """Set by an upload: which code the function runs."""
+    """Set by an upload: which code the function runs, and which version that makes."""
 
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     blob_key: str = Field(min_length=1, max_length=1024)
     size: int = Field(default=0, ge=0)
+    #: the immutable version this code and the spec around it are (``v1``, ``v2``, ...);
+    #: None for code stored before versions existed
+    version: VersionName | None = None
+
+
+#: how many versions one function's traffic may be split between
+MAX_TRAFFIC_TARGETS = 4
+
+
+class TrafficTarget(BaseModel):
+    """A share of the function's calls that go to one version (Knative's traffic block).
+
+    ``percent`` may be 0: the version is not called by the split, but it stays deployed and
+    reachable directly as ``/fn/{ns}/{name}@{version}`` (a canary before it gets traffic).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: VersionName
+    percent: int = Field(ge=0, le=100)
 
 
 def check_env_name(value: str) -> str:
@@ -207,6 +249,9 @@ class FunctionSpec(BaseModel):
     callback_secret: Name | None = None
     #: secrets of the namespace given to the function as environment variables
     secrets: list[SecretRef] = Field(default_factory=list, max_length=MAX_FUNCTION_SECRETS)
+    #: how calls are split between versions; empty: every call goes to the current version
+    #: (``code.version``). The percents add up to 100.
+    traffic: list[TrafficTarget] = Field(default_factory=list, max_length=MAX_TRAFFIC_TARGETS)
     code: CodeRef | None = None
 
     @field_validator("entrypoint")
@@ -249,8 +294,46 @@ class FunctionSpec(BaseModel):
             raise ValueError(f"secrets: {clash[0]!r} is set by env as well")
         return self
 
+    @model_validator(mode="after")
+    def _traffic(self) -> FunctionSpec:
+        if not self.traffic:
+            return self
+        versions = [target.version for target in self.traffic]
+        if len(set(versions)) != len(versions):
+            raise ValueError("traffic: each version may be named once")
+        total = sum(target.percent for target in self.traffic)
+        if total != 100:
+            raise ValueError(f"traffic: the percents add up to {total}, not 100")
+        return self
+
     def secret_names(self) -> list[str]:
         return [ref.name for ref in self.secrets]
+
+    @property
+    def version(self) -> str | None:
+        """The current version: what the code (and this spec) make; None before an upload."""
+        return self.code.version if self.code is not None else None
+
+    def runnable(self) -> FunctionSpec:
+        """What a version keeps of the spec: everything but the traffic split."""
+        return self.model_copy(update={"traffic": []})
+
+    def routed_versions(self) -> list[str]:
+        """The versions calls can reach: the current one, then the traffic targets."""
+        out = [self.version] if self.version is not None else []
+        out += [target.version for target in self.traffic if target.version not in out]
+        return out
+
+
+class FunctionResourceSpec(FunctionSpec):
+    """``spec`` of a Function resource: the ``FunctionSpec``, and the specs of the versions
+    its traffic split names besides the current one (written by the gateway from the
+    versions table, so that the operator can render each version's Deployment)."""
+
+    revisions: dict[str, FunctionSpec] = Field(default_factory=dict)
+
+    def function_spec(self) -> FunctionSpec:
+        return FunctionSpec.model_validate(self.model_dump(mode="json", exclude={"revisions"}))
 
 
 class FunctionStatus(BaseModel):
@@ -258,8 +341,32 @@ class FunctionStatus(BaseModel):
     message: str = ""
     validation: dict[str, Any] | None = None
     observed_sha256: str | None = None
+    #: the version that serves (the current version of the serving spec)
+    version: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+class VersionState(StrEnum):
+    #: may serve (validation allowed it, or the provider approved it)
+    ALLOWED = "allowed"
+    #: waits for the provider's review; cannot serve until approved
+    HELD = "held"
+    #: refused by the provider's review; kept in the history, never served
+    REJECTED = "rejected"
+
+
+class FunctionVersion(BaseModel):
+    """One immutable version of a function: its code, the spec it runs with (no traffic
+    split), the validation report of its code, who made it and when."""
+
+    version: str
+    sha256: str
+    spec: FunctionSpec
+    validation: dict[str, Any] | None = None
+    state: VersionState = VersionState.ALLOWED
+    created_by: str = ""
+    created_at: datetime | None = None
 
 
 class Function(BaseModel):
@@ -407,6 +514,8 @@ class FunctionCRStatus(BaseModel):
     observed_sha256: str | None = None
     image: str | None = None
     servingSpec: FunctionSpec | None = None
+    #: the specs of the traffic split's other versions whose Deployments are applied
+    servingRevisions: dict[str, FunctionSpec] = Field(default_factory=dict)
     conditions: list[Condition] = Field(default_factory=list)
     builds: dict[str, str] = Field(default_factory=dict)
     updated_at: datetime | None = None

@@ -23,7 +23,7 @@ from sless.backends.base import (
     Upstream,
     WatchedTrigger,
 )
-from sless.backends.calling import Response, call_function
+from sless.backends.calling import Response, call_function, route
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -64,4 +64,5 @@ __all__ = [
     "call_function",
     "make_backend",
     "make_cluster_backend",
+    "route",
 ]

@@ -19,6 +19,7 @@ from sless.models import (
     FunctionJob,
     FunctionSpec,
     JobSpec,
+    TrafficTarget,
     Trigger,
     TriggerSpec,
 )
@@ -48,9 +49,18 @@ class FunctionStore(Protocol):
     async def delete_function(self, namespace: str, name: str) -> None: ...
 
     async def set_code(
-        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        code: CodeRef,
+        *,
+        held: bool,
+        validation: dict[str, Any],
+        traffic: Sequence[TrafficTarget] = (),
     ) -> Function:
-        """Point the function at new code; ``held`` keeps it in Validating for a review."""
+        """Point the function at new code (its new current version) with the traffic split
+        ``traffic`` (empty: every call to the new code); ``held`` keeps it in Validating
+        for a review."""
         ...
 
     async def record_validation(
@@ -71,13 +81,20 @@ class FunctionStore(Protocol):
         """Secret ``name`` was written or deleted: roll what runs with its old value."""
         ...
 
+    async def release_code(self, sha256: str) -> bool:
+        """No version refers to code ``sha256`` any more: if no function of this mode does
+        either, remove what the mode made of it (builds) and return True (the caller then
+        deletes the blob); False while something still uses it."""
+        ...
+
 
 class Serving(Protocol):
     """The hot path: the spec that serves, whether http reaches it, and an upstream to
     proxy one call to. No I/O in ``serving`` and ``http_disabled``."""
 
-    def serving(self, namespace: str, name: str) -> FunctionSpec:
-        """The spec that serves invocations; NotFound or NotReady. No I/O: hot path."""
+    def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
+        """The spec that serves invocations (with its traffic split), or with ``version``
+        the spec of that routed version; NotFound or NotReady. No I/O: hot path."""
         ...
 
     def http_disabled(self, namespace: str, name: str) -> bool:
@@ -89,8 +106,11 @@ class Serving(Protocol):
         serving versions this process knows, for metrics. No I/O."""
         ...
 
-    def upstream(self, namespace: str, name: str) -> AbstractAsyncContextManager[Upstream]:
-        """Lease an upstream for one invocation of the serving version."""
+    def upstream(
+        self, namespace: str, name: str, version: str | None = None
+    ) -> AbstractAsyncContextManager[Upstream]:
+        """Lease an upstream for one invocation of the serving version (or of ``version``,
+        one of the serving spec's ``routed_versions``)."""
         ...
 
     async def prewarm(self, namespace: str, name: str, *, until: float) -> None:

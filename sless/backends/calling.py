@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from sless.backends import headers as _headers
 from sless.backends.base import Serving
 from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
 from sless.errors import BadRequest, InvocationTimeout, UpstreamError
+from sless.models import FunctionSpec
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +34,25 @@ class Response:
     #: response headers without hop-by-hop fields and without ``X-Sless-*``
     headers: list[tuple[bytes, bytes]]
     body: bytes
+    #: the version that answered
+    version: str | None = None
+
+
+def route(spec: FunctionSpec, version: str | None = None) -> str | None:
+    """The version one call goes to: ``version`` when the caller named one, else a
+    weighted draw from the serving spec's traffic split, else its current version."""
+    if version is not None:
+        return version
+    targets = [t for t in spec.traffic if t.percent > 0]
+    if not targets:
+        return spec.version
+    # not a secret: which version serves a call is no security decision
+    draw = random.randrange(100)  # noqa: S311
+    for target in targets:
+        draw -= target.percent
+        if draw < 0:
+            return target.version
+    return targets[-1].version
 
 
 async def call_function(
@@ -45,20 +66,23 @@ async def call_function(
     body: bytes,
     invocation_id: uuid.UUID,
     timeout_s: float,
+    version: str | None = None,
 ) -> Response:
     """Send one request to the function.
 
     Hop-by-hop fields (and those ``Connection`` names) are removed here from what goes out
     and from what comes back, whoever built ``headers``. Raises ``InvocationTimeout``,
-    ``UpstreamError``, ``NotReady`` or ``NotFound``.
+    ``UpstreamError``, ``NotReady`` or ``NotFound``. ``version``: the version to call
+    (None: one drawn by the serving spec's traffic split, see ``route``).
     """
+    version = route(backend.serving(namespace, name), version)
     deadline = time.time() + timeout_s
     forwarded = [
         *_headers.to_function(headers),
         ("x-sless-invocation-id", str(invocation_id)),
         ("x-sless-deadline", f"{deadline:.3f}"),
     ]
-    async with backend.upstream(namespace, name) as upstream:
+    async with backend.upstream(namespace, name, version) as upstream:
         try:
             async with asyncio.timeout(timeout_s):
                 raw = await upstream.client.request(
@@ -75,4 +99,4 @@ async def call_function(
             raise UpstreamError("the function's worker failed") from None
         except ValueError as e:
             raise BadRequest(f"the request cannot be forwarded: {e}") from None
-    return Response(raw.status, _headers.from_function(raw.headers), raw.body)
+    return Response(raw.status, _headers.from_function(raw.headers), raw.body, version)

@@ -186,6 +186,11 @@ def _print_report(report: dict[str, Any]) -> None:
     help="instances the function may scale to (default 4; at most the tenant's quota)",
 )
 @click.option("--auth", type=click.Choice(["public", "token"]), help="who may call /fn/...")
+@click.option(
+    "--traffic",
+    type=click.IntRange(0, 100),
+    help="percent of calls for the new version (a canary); the previous version gets the rest",
+)
 @click.option("--wait/--no-wait", default=True, show_default=True, help="wait until Ready")
 @click.option("--wait-timeout", default=600.0, show_default=True, help="seconds to wait")
 @url_option
@@ -203,12 +208,16 @@ def deploy(
     min_instances: int | None,
     max_instances: int | None,
     auth: str | None,
+    traffic: int | None,
     wait: bool,
     wait_timeout: float,
     url: str | None,
     token: str | None,
 ) -> None:
-    """Create or update function NAME from DIRECTORY and upload its code."""
+    """Create or update function NAME from DIRECTORY and upload its code: a new version.
+
+    With --traffic N the new version gets N % of the calls and the version that was
+    current the rest (promote it later with `sless traffic`, or `sless rollback`)."""
     client = make_client(url, token)
     spec: dict[str, Any] = {"runtime": runtime or _detect_runtime(directory)}
     for key, value in (
@@ -237,7 +246,11 @@ def deploy(
     archive = pack_directory(directory)
     click.echo(f"Uploading {len(archive)} bytes...", err=True)
     response = client.request(
-        "POST", path + "/upload", content=archive, headers={"Content-Type": "application/zip"}
+        "POST",
+        path + "/upload",
+        content=archive,
+        headers={"Content-Type": "application/zip"},
+        params={"traffic": traffic} if traffic is not None else None,
     )
     if response.status_code == 422 and "details" in response.json().get("error", {}):
         error = response.json()["error"]
@@ -249,10 +262,17 @@ def deploy(
 
         raise click.ClickException(error_message(response))
     result = response.json()
-    click.echo(f"Uploaded sha256 {result['sha256'][:12]}; phase {result['phase']}", err=True)
+    click.echo(
+        f"Uploaded sha256 {result['sha256'][:12]} as {result.get('version')};"
+        f" phase {result['phase']}",
+        err=True,
+    )
     if not wait:
         return
-    function = _wait_for(client, path, wait_timeout)
+    _report_ready(name, _wait_for(client, path, wait_timeout))
+
+
+def _report_ready(name: str, function: dict[str, Any]) -> None:
     phase = function["status"]["phase"]
     if phase == "Ready":
         click.echo(f"{name} is Ready: {function['url']}")
@@ -260,6 +280,80 @@ def deploy(
         click.echo(f"{name} is held for review by the provider before it runs")
     else:
         raise click.ClickException(f"{name} is {phase}: {function['status']['message']}")
+    split = function["spec"].get("traffic") or []
+    if split:
+        shares = ", ".join(f"{t['version']} {t['percent']}%" for t in split)
+        click.echo(f"traffic: {shares}")
+
+
+@main.command()
+@click.argument("name")
+@url_option
+@token_option
+def versions(name: str, url: str | None, token: str | None) -> None:
+    """List the versions of function NAME, newest first."""
+    client = make_client(url, token)
+    items = client.list_all(client.ns_path(f"functions/{name}/versions"), "versions")
+    click.echo(f"{'VERSION':<9} {'TRAFFIC':>7}  {'SHA256':<12} {'STATE':<9} {'CREATED':<20} BY")
+    for v in items:
+        mark = "*" if v["current"] else " "
+        created = (v.get("created_at") or "")[:19].replace("T", " ")
+        click.echo(
+            f"{v['version'] + mark:<9} {str(v['percent']) + '%':>7}  {v['sha256'][:12]:<12}"
+            f" {v['state']:<9} {created:<20} {v['created_by']}"
+        )
+    click.echo("* current version", err=True)
+
+
+@main.command()
+@click.argument("name")
+@click.argument("version")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="wait until Ready")
+@click.option("--wait-timeout", default=600.0, show_default=True, help="seconds to wait")
+@url_option
+@token_option
+def rollback(
+    name: str, version: str, wait: bool, wait_timeout: float, url: str | None, token: str | None
+) -> None:
+    """Serve VERSION (e.g. v3) of function NAME again, with no traffic split (no rebuild)."""
+    client = make_client(url, token)
+    path = client.ns_path(f"functions/{name}")
+    client.call("POST", path + "/rollback", json={"version": version})
+    click.echo(f"{name}: rolling back to {version}", err=True)
+    if wait:
+        _report_ready(name, _wait_for(client, path, wait_timeout))
+
+
+@main.command()
+@click.argument("name")
+@click.argument("shares", nargs=-1, required=True)
+@url_option
+@token_option
+def traffic(name: str, shares: tuple[str, ...], url: str | None, token: str | None) -> None:
+    """Split the calls of function NAME between versions: SHARES are VERSION=PERCENT
+    (e.g. v4=90 v5=10, adding up to 100); a single CURRENT=100 clears the split."""
+    client = make_client(url, token)
+    split = []
+    for share in shares:
+        version, sep, percent = share.partition("=")
+        if not sep or not percent.isdigit():
+            raise click.ClickException("shares are VERSION=PERCENT, e.g. v4=90 v5=10")
+        split.append({"version": version, "percent": int(percent)})
+    path = client.ns_path(f"functions/{name}")
+    function = client.call("GET", path)
+    spec = {k: v for k, v in function["spec"].items() if k != "code"}
+    if len(split) == 1 and split[0]["version"] == function.get("version"):
+        split = []
+    spec["traffic"] = split
+    response = client.request(
+        "PUT", path, json=spec, headers={"If-Match": f'"{function["resource_version"]}"'}
+    )
+    if response.status_code >= 400:
+        from sless.cli.client import error_message
+
+        raise click.ClickException(error_message(response))
+    shares_text = ", ".join(f"{t['version']} {t['percent']}%" for t in split) or "no split"
+    click.echo(f"{name}: traffic {shares_text}")
 
 
 def _wait_for(client: Client, path: str, timeout: float) -> dict[str, Any]:

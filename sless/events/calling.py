@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Serving, call_function
+from sless.backends import Serving, call_function, route
 from sless.errors import NotFound, SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
@@ -34,6 +34,8 @@ class Outcome:
     #: error code (``timeout``, ``not_ready``...) when the platform answered for the function
     error: str | None = None
     message: str = ""
+    #: the function's version that was called (drawn by its traffic split)
+    version: str | None = None
 
     @property
     def retryable(self) -> bool:
@@ -72,11 +74,16 @@ async def invoke(
     status, payload, content_type = 500, b"", None
     error: str | None = None
     message = ""
+    version: str | None = None
     try:
         try:
             spec = backend.serving(namespace, name)
         except NotFound:
             raise NotFound(f"function {name!r} not found") from None
+        # drawn here so that the version's own timeout applies
+        version = route(spec)
+        if version is not None and version != spec.version:
+            spec = backend.serving(namespace, name, version)
         response = await call_function(
             backend,
             namespace,
@@ -87,6 +94,7 @@ async def invoke(
             body=body,
             invocation_id=invocation_id,
             timeout_s=spec.timeout_s,
+            version=version,
         )
         status, payload = response.status, response.body
         content_type = next(
@@ -106,6 +114,7 @@ async def invoke(
         request_bytes=len(body),
         error=error,
         message=message,
+        version=version,
     )
 
 
@@ -129,6 +138,7 @@ def outcome_record(
         started_at=outcome.started_at,
         error=outcome.error,
         trigger=trigger,
+        version=outcome.version,
     )
 
 

@@ -33,6 +33,7 @@ from sless.gateway.routers import (
     secrets,
     triggers,
     upload,
+    versions,
 )
 from sless.gateway.schema import errors_as_json, operation_id
 
@@ -118,6 +119,7 @@ def create_app(
     api.add_middleware(RateLimitHeaders)
     api.include_router(management.router)
     api.include_router(upload.router)
+    api.include_router(versions.router)
     api.include_router(admin.router)
     api.include_router(triggers.router)
     api.include_router(jobs.router)

@@ -33,14 +33,14 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function
+from sless.backends import call_function, route
 from sless.backends import headers as proxy_headers
-from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.errors import BadRequest, NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
-from sless.models import AuthMode, is_dns1123_label
+from sless.models import AuthMode, is_dns1123_label, is_version_name
 from sless.store import InvocationRecord
 
 log = logging.getLogger(__name__)
@@ -103,6 +103,7 @@ class _Call:
         "started_at",
         "status",
         "subpath",
+        "version",
     )
 
     def __init__(self, path: str) -> None:
@@ -111,7 +112,11 @@ class _Call:
         self.invocation_id = uuid.uuid4()
         parts = path[len(PREFIX) :].split("/", 2)
         self.namespace = parts[0] if parts else ""
-        self.name = parts[1] if len(parts) > 1 else ""
+        # ``name@v3`` calls version v3 directly (checked with the name, before any lookup)
+        name, at, version = (parts[1] if len(parts) > 1 else "").partition("@")
+        self.name = name
+        #: the version the caller named (``@v3``), then the one the call went to
+        self.version: str | None = version if at else None
         self.subpath = "/" + (parts[2] if len(parts) > 2 else "")
         self.request_bytes = 0
         self.response_bytes = 0
@@ -140,6 +145,7 @@ class _Call:
             response_bytes=self.response_bytes,
             started_at=self.started_at,
             error=self.error,
+            version=self.version,
         )
 
     async def send_json(
@@ -215,11 +221,22 @@ class InvokeApp:
         namespace, name = call.namespace, call.name
         if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
             raise NotFound("function not found")
+        if call.version is not None and not is_version_name(call.version):
+            raise NotFound("function not found")
         spec = platform.backend.serving(namespace, name)
         call.known = True
         headers: list[tuple[bytes, bytes]] = scope["headers"]
+        pinned = call.version is not None
         if spec.auth is AuthMode.TOKEN:
             await self._authorize(platform, scope, headers, namespace)
+        # the version is drawn here (or named): its own spec sets the timeout, and a
+        # version that needs a token gets one even when the current one is public
+        call.version = route(spec, call.version)
+        if call.version is not None and call.version != spec.version:
+            version_spec = platform.backend.serving(namespace, name, call.version)
+            if version_spec.auth is AuthMode.TOKEN and spec.auth is not AuthMode.TOKEN:
+                await self._authorize(platform, scope, headers, namespace)
+            spec = version_spec
         if platform.backend.http_disabled(namespace, name):
             raise HttpTriggerDisabled(
                 f"function {name!r} is not reachable over http: its http trigger is disabled"
@@ -233,6 +250,11 @@ class InvokeApp:
         )
         call.request_bytes = len(body)
         if _wants_async(headers):
+            if pinned:
+                # the queue carries the function, not a version: refuse rather than run
+                # another version than the one named
+                raise BadRequest("asynchronous calls of name@version are not supported")
+            call.version = None  # drawn again when the queued call runs
             # the queued call records the invocation when it ends, under this id
             path = _target(scope, call.subpath)
 
@@ -334,6 +356,7 @@ class InvokeApp:
             body=body,
             invocation_id=call.invocation_id,
             timeout_s=timeout_s,
+            version=call.version,
         )
         payload = response.body
         out_headers = response.headers

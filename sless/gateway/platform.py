@@ -22,6 +22,7 @@ from sless.store import (
     ReportRepository,
     ReviewRepository,
     SecretRepository,
+    VersionRepository,
     cipher_for,
     create_pool,
     make_blob_store,
@@ -68,6 +69,7 @@ class Platform:
     idempotency: Idempotency
     secrets: SecretRepository
     metrics: GatewayMetrics
+    versions: VersionRepository
 
     @classmethod
     async def start(
@@ -143,6 +145,7 @@ class Platform:
             ),
             secrets=secrets,
             metrics=metrics,
+            versions=VersionRepository(db),
         )
 
     def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:

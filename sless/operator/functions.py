@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from sless.errors import SlessError
 from sless.kube import answer_of, collection_path, object_path
-from sless.models import FunctionSpec, Phase, Runtime
+from sless.models import FunctionResourceSpec, FunctionSpec, Phase, Runtime
 from sless.operator.contexts import ContextError
 from sless.operator.state import Operator, condition, with_owner
 from sless.policies import (
@@ -183,7 +183,7 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
     try:
-        spec = FunctionSpec.model_validate(body.get("spec") or {})
+        spec = FunctionResourceSpec.model_validate(body.get("spec") or {})
     except ValidationError:
         return
     enabled = await http_enabled(op, ns, name)
@@ -195,6 +195,13 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
         max_instances=op.settings.limits.max_instances,
     )
     await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+    # the Deployments of the traffic split's other versions follow the same triggers
+    for version, revision in spec.revisions.items():
+        if version not in spec.routed_versions()[1:]:
+            continue
+        own = max(1, revision.min_instances) if enabled else 0
+        path = object_path("apps/v1", "Deployment", ns, labels.version_object_name(name, version))
+        await op.api.merge_patch(path, {"spec": {"replicas": own}})
 
 
 async def current_replicas(op: Operator, deployment_path: str) -> int | None:
@@ -222,7 +229,8 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     status: dict[str, Any] = dict(body.get("status") or {})
     try:
-        spec = FunctionSpec.model_validate(body.get("spec") or {})
+        resource = FunctionResourceSpec.model_validate(body.get("spec") or {})
+        spec = resource.function_spec()
         labels.function_object_name(name)
     except (ValidationError, ValueError) as e:
         message = f"invalid function: {str(e)[:500]}"
@@ -244,6 +252,8 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
     conditions = condition(status.get("conditions") or [], "Built", True, "Built", image)
 
     deployed = await _deploy(op, body, spec, image, sha, status, builds)
+    revisions = await _deploy_revisions(op, body, spec, resource.revisions, status, builds)
+    builds = dict(list(builds.items())[-MAX_BUILDS:])
     conditions = condition(conditions, "Deployed", True, "Applied", deployed)
     conditions = condition(conditions, "Ready", True, "Deployed")
     ready: dict[str, Any] = {
@@ -252,6 +262,11 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         "observed_sha256": sha,
         "image": image,
         "servingSpec": spec.model_dump(mode="json"),
+        # a merge patch: a version no longer served is removed by a null
+        "servingRevisions": {
+            **{v: None for v in status.get("servingRevisions") or {} if v not in revisions},
+            **{v: r.model_dump(mode="json") for v, r in revisions.items()},
+        },
         "builds": builds,
         "conditions": conditions,
     }
@@ -259,6 +274,47 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         # the gateway's Validating/Rejected stays visible; what serves is unchanged
         del ready["phase"], ready["message"]
     await op.patch_status(KIND, ns, name, status, ready)
+
+
+async def _deploy_revisions(
+    op: Operator,
+    body: dict[str, Any],
+    spec: FunctionSpec,
+    revisions: dict[str, FunctionSpec],
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> dict[str, FunctionSpec]:
+    """Give each other version the traffic split names its own Deployment, Service and
+    egress policy (built once per sha256, like the current one); remove those of versions
+    no longer named. Returns the revisions applied (``status.servingRevisions``)."""
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    wanted = {v: r for v, r in revisions.items() if v in spec.routed_versions()[1:]}
+    applied: dict[str, FunctionSpec] = {}
+    for version, revision in sorted(wanted.items()):
+        if revision.code is None or revision.code.version != version:
+            continue  # not written by the gateway so; nothing to run
+        sha = revision.code.sha256
+        image = builds.get(sha)
+        if image is None:
+            image = await _build(op, body, revision, sha, status, builds)
+            builds[sha] = image
+        await _deploy(op, body, revision, image, sha, status, builds, version=version)
+        applied[version] = revision
+    selector = (
+        f"{labels.MANAGED_BY}={labels.MANAGER},{labels.FUNCTION}={name},"
+        f"{labels.TRACK},{labels.TRACK}!={labels.CURRENT_TRACK}"
+    )
+    for deployment in await op.api.list(collection_path("apps/v1", "Deployment", ns), selector):
+        track = (deployment["metadata"].get("labels") or {}).get(labels.TRACK)
+        if track in applied:
+            continue
+        object_name = deployment["metadata"]["name"]
+        await op.api.delete(object_path("apps/v1", "Deployment", ns, object_name))
+        await op.api.delete(object_path("v1", "Service", ns, object_name))
+        await op.api.delete(
+            object_path("networking.k8s.io/v1", "NetworkPolicy", ns, f"{object_name}-egress")
+        )
+    return applied
 
 
 async def _deploy(
@@ -269,9 +325,12 @@ async def _deploy(
     sha: str,
     status: dict[str, Any],
     builds: dict[str, str],
+    *,
+    version: str | None = None,
 ) -> str:
-    """Render the Deployment, Service and egress policy, check the pod against the
-    allowlist, apply them; returns the Deployment's name."""
+    """Render the Deployment, Service and egress policy (of the current version, or of
+    ``version``), check the pod against the allowlist, apply them; returns the
+    Deployment's name."""
     k = op.settings.kubernetes
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
@@ -300,8 +359,11 @@ async def _deploy(
             secrets_version=(body["metadata"].get("annotations") or {}).get(
                 labels.SECRETS_VERSION_ANNOTATION
             ),
+            version=version,
         )
-        egress = function_egress_policy(ns, name, spec.egress, await op.api_server_addresses())
+        egress = function_egress_policy(
+            ns, name, spec.egress, await op.api_server_addresses(), version=version
+        )
     except (EgressRefused, ValueError) as e:
         await _fail(op, ns, name, status, "PolicyRefused", str(e), builds=builds)
         raise kopf.PermanentError(str(e)) from e
@@ -317,15 +379,20 @@ async def _deploy(
         raise kopf.PermanentError(message)
     try:
         await op.api.apply(with_owner(deployment, body))
-        await op.api.apply(with_owner(function_service(ns, name), body))
+        await op.api.apply(with_owner(function_service(ns, name, version), body))
+        object_name = (
+            labels.function_object_name(name)
+            if version is None
+            else labels.version_object_name(name, version)
+        )
         egress_path = object_path(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            ns,
-            f"{labels.function_object_name(name)}-egress",
+            "networking.k8s.io/v1", "NetworkPolicy", ns, f"{object_name}-egress"
         )
         if egress is not None:
-            egress["metadata"]["labels"] = labels.function_labels(name)
+            egress["metadata"]["labels"] = {
+                **labels.function_labels(name),
+                labels.TRACK: version or labels.CURRENT_TRACK,
+            }
             await op.api.apply(with_owner(egress, body))
         else:
             await op.api.delete(egress_path)
@@ -430,11 +497,17 @@ async def cleanup(op: Operator, body: dict[str, Any]) -> None:
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     async with op.locked(KIND, ns, name):
         object_name = labels.function_object_name(name)
-        await op.api.delete(object_path("apps/v1", "Deployment", ns, object_name))
-        await op.api.delete(object_path("v1", "Service", ns, object_name))
-        await op.api.delete(
-            object_path("networking.k8s.io/v1", "NetworkPolicy", ns, f"{object_name}-egress")
-        )
+        names = [object_name]
+        selector = f"{labels.MANAGED_BY}={labels.MANAGER},{labels.FUNCTION}={name},{labels.TRACK}"
+        for deployment in await op.api.list(collection_path("apps/v1", "Deployment", ns), selector):
+            if deployment["metadata"]["name"] not in names:
+                names.append(deployment["metadata"]["name"])
+        for object_name in names:
+            await op.api.delete(object_path("apps/v1", "Deployment", ns, object_name))
+            await op.api.delete(object_path("v1", "Service", ns, object_name))
+            await op.api.delete(
+                object_path("networking.k8s.io/v1", "NetworkPolicy", ns, f"{object_name}-egress")
+            )
         selector = (
             f"{labels.MANAGED_BY}={labels.MANAGER},{labels.COMPONENT}=build,"
             f"{labels.FUNCTION}={name},{labels.NAMESPACE}={ns}"

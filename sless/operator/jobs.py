@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from sless.errors import SlessError
 from sless.kube import answer_of, collection_path, object_path
-from sless.models import FunctionSpec, JobPhase, JobSpec, Phase
+from sless.models import FunctionResourceSpec, JobPhase, JobSpec, Phase
 from sless.operator.functions import job_state
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
@@ -90,7 +90,7 @@ async def _start_run(
             },
         )
         raise kopf.TemporaryError("function not ready", delay=k.retry_delay_s)
-    timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
+    timeout_s = FunctionResourceSpec.model_validate(target.get("spec") or {}).timeout_s
     job = function_job(
         name,
         spec.function,

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from sless.errors import SlessError
 from sless.kube import answer_of, object_path
-from sless.models import FunctionSpec, TriggerSpec
+from sless.models import FunctionResourceSpec, TriggerSpec
 from sless.operator import functions
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_pod_spec, cron_job, labels, sandbox_runtime_class
@@ -63,10 +63,10 @@ async def _cron(
     k = op.settings.kubernetes
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     target = await op.api.get(op.cr_path("Function", ns, spec.function))
-    timeout_s = FunctionSpec().timeout_s
+    timeout_s = FunctionResourceSpec().timeout_s
     if target is not None:
         with contextlib.suppress(ValidationError):
-            timeout_s = FunctionSpec.model_validate(target.get("spec") or {}).timeout_s
+            timeout_s = FunctionResourceSpec.model_validate(target.get("spec") or {}).timeout_s
     cronjob = cron_job(name, spec, ns, op.invoke_base_url(), timeout_s, k)
     pod = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     violations = check_pod_spec(pod, runtime_class=sandbox_runtime_class(k))

@@ -56,6 +56,28 @@ def function_object_name(name: str) -> str:
     return f"fn-{name}"
 
 
+#: which of a function's Deployments a pod is from: ``current`` (the Deployment
+#: ``fn-<name>``, whatever version it runs) or a version a traffic split names (``v3``)
+TRACK = f"{DOMAIN}/track"
+CURRENT_TRACK = "current"
+
+
+def version_object_name(name: str, version: str) -> str:
+    """Deployment and Service of one more version of a function (a traffic target): a
+    DNS-1035 label of at most 63 characters, unique per (function, version)."""
+    full = f"{function_object_name(name)}-{version}"
+    if len(full) <= 63:
+        return full
+    digest = hashlib.sha256(name.encode()).hexdigest()[:6]
+    keep = 63 - len("fn-") - len(version) - len(digest) - 2
+    return f"fn-{name[:keep].rstrip('-')}-{digest}-{version}"
+
+
+def track_selector(name: str, track: str) -> dict[str, str]:
+    """Selects the pods of one track of a function (its Service, a version's Deployment)."""
+    return {**function_selector(name), TRACK: track}
+
+
 def function_secret_name(name: str) -> str:
     """The one Secret of a function's pods: its ``secrets``, keyed by secret name."""
     return f"{function_object_name(name)}-secrets"

@@ -176,11 +176,18 @@ def blocked_networks(api_server_addresses: Iterable[str]) -> list[Network]:
 
 
 def function_egress_policy(
-    namespace: str, name: str, egress: list[str], api_server_addresses: Iterable[str]
+    namespace: str,
+    name: str,
+    egress: list[str],
+    api_server_addresses: Iterable[str],
+    *,
+    version: str | None = None,
 ) -> dict[str, Any] | None:
     """The function's own allowlist as one policy (None when the list is empty: the
     default deny then applies). Each rule is one ipBlock on one TCP port, with the
-    metadata and API server addresses it contains excepted."""
+    metadata and API server addresses it contains excepted. It selects one track of the
+    function's pods (the current Deployment's, or with ``version`` that version's): each
+    version of a traffic split gets its own allowlist, never another version's."""
     if not egress:
         return None
     blocked = blocked_networks(api_server_addresses)
@@ -192,11 +199,18 @@ def function_egress_policy(
         if excepted:
             block["except"] = excepted
         rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    object_name = (
+        labels.function_object_name(name)
+        if version is None
+        else labels.version_object_name(name, version)
+    )
     return _policy(
         namespace,
-        f"{labels.function_object_name(name)}-egress",
+        f"{object_name}-egress",
         {
-            "podSelector": {"matchLabels": labels.function_selector(name)},
+            "podSelector": {
+                "matchLabels": labels.track_selector(name, version or labels.CURRENT_TRACK)
+            },
             "policyTypes": ["Egress"],
             "egress": rules,
         },

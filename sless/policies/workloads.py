@@ -47,11 +47,24 @@ def function_deployment(
     enabled: bool = True,
     secrets_version: str | None = None,
     replicas: int | None = None,
+    version: str | None = None,
 ) -> dict[str, Any]:
     """``secrets_version`` (the function's secrets' write stamps) goes on the pod template:
     a new value changes it and the Deployment rolls. ``replicas``: see ``replicas_for``
-    (unset: a new Deployment's)."""
-    object_name = labels.function_object_name(name)
+    (unset: a new Deployment's).
+
+    Without ``version``: the Deployment ``fn-<name>`` of the current version (its selector
+    is the one it always had: a Deployment's selector cannot change). With ``version``: the
+    Deployment of one more version a traffic split names, selecting only its own track.
+    Every pod carries its track, so each Service selects one track only."""
+    track = version or labels.CURRENT_TRACK
+    if version is None:
+        object_name = labels.function_object_name(name)
+        selector = labels.function_selector(name)
+    else:
+        object_name = labels.version_object_name(name, version)
+        selector = labels.track_selector(name, track)
+    pod_labels = {**labels.function_labels(name), labels.TRACK: track}
     template_annotations = {labels.SHA256_ANNOTATION: sha256}
     if secrets_version is not None:
         template_annotations[labels.SECRETS_VERSION_ANNOTATION] = secrets_version
@@ -61,20 +74,20 @@ def function_deployment(
         "metadata": {
             "name": object_name,
             "namespace": namespace,
-            "labels": labels.function_labels(name),
+            "labels": pod_labels,
             "annotations": {labels.SHA256_ANNOTATION: sha256},
         },
         "spec": {
             "replicas": replicas_for(spec, enabled=enabled) if replicas is None else replicas,
             "revisionHistoryLimit": 2,
-            "selector": {"matchLabels": labels.function_selector(name)},
+            "selector": {"matchLabels": selector},
             "strategy": {
                 "type": "RollingUpdate",
                 "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1},
             },
             "template": {
                 "metadata": {
-                    "labels": labels.function_labels(name),
+                    "labels": pod_labels,
                     "annotations": template_annotations,
                 },
                 "spec": function_pod_spec(spec, namespace, name, image, settings),
@@ -83,20 +96,27 @@ def function_deployment(
     }
 
 
-def function_service(namespace: str, name: str) -> dict[str, Any]:
-    """ClusterIP Service ``fn-<name>``: the gateway finds its EndpointSlices by the
+def function_service(namespace: str, name: str, version: str | None = None) -> dict[str, Any]:
+    """ClusterIP Service ``fn-<name>`` (the current version's pods) or, with ``version``,
+    that version's own Service: the gateway finds its EndpointSlices by the
     ``kubernetes.io/service-name`` label the EndpointSlice controller sets."""
+    track = version or labels.CURRENT_TRACK
+    object_name = (
+        labels.function_object_name(name)
+        if version is None
+        else labels.version_object_name(name, version)
+    )
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": {
-            "name": labels.function_object_name(name),
+            "name": object_name,
             "namespace": namespace,
-            "labels": labels.function_labels(name),
+            "labels": {**labels.function_labels(name), labels.TRACK: track},
         },
         "spec": {
             "type": "ClusterIP",
-            "selector": labels.function_selector(name),
+            "selector": labels.track_selector(name, track),
             "ports": [
                 {
                     "name": "http",

@@ -24,6 +24,7 @@ from sless.store.secrets import SecretInfo, SecretRepository
 from sless.store.stats import invocation_buckets, verdict_buckets
 from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
 from sless.store.triggers import ClaimedTick, TriggerRecord, TriggerRepository
+from sless.store.versions import VersionRepository
 
 __all__ = [
     "INTERRUPTED",
@@ -63,6 +64,7 @@ __all__ = [
     "TriggerRecord",
     "TriggerRepository",
     "UndecryptableSecret",
+    "VersionRepository",
     "cipher_for",
     "create_pool",
     "get_invocation",

@@ -43,6 +43,7 @@ def _record(row: Any) -> FunctionRecord:
     )
     spec = FunctionSpec.model_validate(row["spec"])
     serving = FunctionSpec.model_validate(row["serving_spec"]) if row["serving_spec"] else None
+    status.version = serving.version if serving is not None else None
     function = Function(
         name=row["name"],
         namespace=row["namespace"],

@@ -49,6 +49,8 @@ class InvocationRecord:
     started_at: datetime
     error: str | None = None
     trigger: str | None = None
+    #: the function's version that served the call (``v3``); None when none was reached
+    version: str | None = None
 
     @classmethod
     def of_call(
@@ -64,6 +66,7 @@ class InvocationRecord:
         started_at: datetime,
         error: str | None = None,
         trigger: str | None = None,
+        version: str | None = None,
     ) -> InvocationRecord:
         """The one way a record is made: the tenant is always the namespace's owner."""
         return cls(
@@ -78,6 +81,7 @@ class InvocationRecord:
             started_at=started_at,
             error=error,
             trigger=trigger,
+            version=version,
         )
 
     @classmethod
@@ -94,12 +98,14 @@ class InvocationRecord:
             started_at=datetime.fromisoformat(values["started_at"]),
             error=values.get("error"),
             trigger=values.get("trigger"),
+            version=values.get("version"),
         )
 
 
 _COLUMNS = [f.name for f in fields(InvocationRecord)]
 _TYPES = [
     "uuid", "text", "text", "text", "int4", "float8", "int8", "int8", "timestamptz", "text", "text",
+    "text",
 ]  # fmt: skip
 _INSERT = (
     f"INSERT INTO invocations ({', '.join(_COLUMNS)})"  # noqa: S608 - fixed column names

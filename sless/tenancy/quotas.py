@@ -11,7 +11,11 @@ in embedded and in Kubernetes mode:
   no more: the figure is what the tenant's functions are made of, which it controls;
 - ``max_instances``: a bound per function, not a sum: the instances (workers or pods) one
   function may scale to. The backends also cap what runs by it, so lowering the quota
-  takes effect on functions written before.
+  takes effect on functions written before;
+- ``max_versions``: how many versions of each function are kept (``sless.gateway.versioning``
+  prunes the oldest, never the current one nor a traffic target, and deletes the code no
+  version refers to any more). It bounds the stored code of old versions, which
+  ``code_bytes`` does not count.
 
 A change is refused (``QuotaExceeded``, 403 as a Kubernetes ResourceQuota refusal) only
 when it makes a figure both larger than before and larger than its limit: an update that
@@ -143,3 +147,8 @@ class Quotas:
 
     def check_code(self, current: Sequence[Function], name: str, size: int) -> None:
         check_code(self.settings, current, name, size)
+
+    @property
+    def versions_kept(self) -> int:
+        """Versions kept per function (the current one and traffic targets besides)."""
+        return self.settings.max_versions

@@ -163,6 +163,33 @@ def test_readme_quickstart(platform: Platform) -> None:
     assert json.loads(checked.stdout) == {"match": True}
     assert "pa55word" not in platform.output.read_text()
 
+    # a new spec is a new version; a rollback serves the old one again
+    howdy = platform.sless(
+        "deploy", "examples/hello-python", "--name", "hello", "--env", "GREETING=Howdy"
+    )
+    assert "hello is Ready" in howdy.stdout
+    hello = f"{platform.url}/fn/sless-acme/hello?name=Ada"
+
+    calls = 2  # of hello so far: the curl and the invoke above
+
+    def answers(message: str) -> None:
+        # Ready is written before the new workers take over (a moment later)
+        nonlocal calls
+        deadline = time.monotonic() + 30
+        while True:
+            calls += 1
+            if httpx.get(hello).json()["message"] == message:
+                return
+            assert time.monotonic() < deadline, f"never answered {message!r}"
+            time.sleep(0.2)
+
+    answers("Howdy, Ada!")
+    versions = platform.sless("versions", "hello").stdout.splitlines()
+    assert [line.split()[0] for line in versions[1:]] == ["v2*", "v1"]
+    rolled = platform.sless("rollback", "hello", "v1")
+    assert "hello is Ready" in rolled.stdout
+    answers("Hello, Ada!")
+
     listing = platform.sless("ls").stdout
     assert all(name in listing for name in ("hello", "hello-node", "parse-url"))
     assert "greeting Grace" in platform.sless("logs", "hello").stdout
@@ -185,7 +212,7 @@ def test_readme_quickstart(platform: Platform) -> None:
     platform.start()
     assert "SLESS_ADMIN_TOKEN=" not in platform.output.read_text()[len(printed) :]
     rows = platform.sless("invocations", "--json", "--limit", "100").stdout
-    assert rows.count('"function": "hello"') == 2
+    assert rows.count('"function": "hello"') == calls
     assert rows.count('"function": "hello-node"') == 1
     assert rows.count('"function": "parse-url"') == 1
     # the function came back with the platform

@@ -39,6 +39,12 @@ def test_suspicious_upload_waits_for_approval(gateway: RunningGateway, llm: Fake
     acme = gateway.tenant("acme")
     review_id = _held(acme, "held")
     assert httpx.get(f"{gateway.url}/fn/sless-acme/held").status_code == 503
+    # held code is a version that cannot serve: no split nor rollback may name it
+    [held] = acme.get(f"{FN}/held/versions").json()["versions"]
+    assert (held["version"], held["state"]) == ("v1", "held")
+    refused = acme.post(f"{FN}/held/rollback", json={"version": "v1"})
+    assert refused.status_code == 422
+    assert "it is held" in refused.text
 
     pending = gateway.admin.get("/v1/admin/reviews").json()["reviews"]
     assert [r["id"] for r in pending] == [review_id]
@@ -58,6 +64,7 @@ def test_suspicious_upload_waits_for_approval(gateway: RunningGateway, llm: Fake
     assert decided.json()["decided_by"].startswith("admin-token-")
     wait_phase(acme, f"{FN}/held", {"Ready"})
     assert httpx.get(f"{gateway.url}/fn/sless-acme/held").json() == "reviewed"
+    assert acme.get(f"{FN}/held/versions").json()["versions"][0]["state"] == "allowed"
     again = gateway.admin.post(f"/v1/admin/reviews/{review_id}/reject", json={"reason": "late"})
     assert again.status_code == 409
 
@@ -73,6 +80,7 @@ def test_rejected_review_never_runs(gateway: RunningGateway, llm: FakeLLM) -> No
     assert function["status"]["phase"] == "Rejected"
     assert "miner" in function["status"]["message"]
     assert httpx.get(f"{gateway.url}/fn/sless-acme/shady").status_code == 503
+    assert acme.get(f"{FN}/shady/versions").json()["versions"][0]["state"] == "rejected"
     history = gateway.admin.get("/v1/admin/reviews", params={"state": "all"}).json()
     assert [(r["id"], r["reason"]) for r in history["reviews"]] == [(review_id, "miner")]
 

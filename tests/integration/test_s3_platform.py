@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 from pydantic import SecretStr
@@ -36,3 +38,36 @@ def test_code_is_stored_in_s3_and_served(gateway: RunningGateway, settings: Sett
     assert not (gateway.settings.data_dir / "blobs").exists()
     acme.delete("/v1/namespaces/sless-acme/functions/s3fn")
     assert client.list_objects_v2(Bucket=settings.s3.bucket).get("KeyCount") == 0
+
+
+def test_pruned_versions_lose_their_s3_blobs_and_a_rollback_reads_none(
+    gateway: RunningGateway, settings: Settings
+) -> None:
+    """Versions beyond ``limits.max_versions`` go with their code; a kept one rolls back."""
+    settings.limits.max_versions = 2
+    acme = gateway.tenant("acme")
+    assert settings.s3.endpoint_url is not None
+    client = s3_client(settings.s3.endpoint_url)
+
+    def keys() -> set[str]:
+        listed = client.list_objects_v2(Bucket=settings.s3.bucket)
+        return {o["Key"] for o in listed.get("Contents", [])}
+
+    shas = []
+    for marker in ("a", "b", "c"):
+        code = {"handler.py": f"def handle(event, context):\n    return {marker!r}\n"}
+        function = deploy(acme, "sless-acme", "gc", code)
+        assert function["status"]["phase"] == "Ready", function["status"]
+        shas.append(function["spec"]["code"]["sha256"])
+    assert keys() == {f"code/{shas[1]}.zip", f"code/{shas[2]}.zip"}
+    rolled = acme.post("/v1/namespaces/sless-acme/functions/gc/rollback", json={"version": "v2"})
+    assert rolled.status_code == 200, rolled.text
+    refused = acme.post("/v1/namespaces/sless-acme/functions/gc/rollback", json={"version": "v1"})
+    assert refused.status_code == 422
+    assert "has no version v1" in refused.text
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{gateway.url}/fn/sless-acme/gc").text != '"b"':
+        assert time.monotonic() < deadline, "v2 never served again"
+        time.sleep(0.2)
+    acme.delete("/v1/namespaces/sless-acme/functions/gc")
+    assert keys() == set()

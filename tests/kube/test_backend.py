@@ -98,8 +98,10 @@ async def test_put_and_get_round_trip_the_spec_exactly(
     fetched = await backend.get_function(tenant_namespace, "hello")
     assert fetched.spec == SPEC
     assert fetched.spec.model_dump(mode="json") == SPEC.model_dump(mode="json")
-    # the contract with the operator: the resource's spec is the model's JSON
+    # the contract with the operator: the resource's spec is the model's JSON, and the
+    # specs of the other versions a traffic split names (none here)
     raw = read_cr(kube_api, tenant_namespace, "hello")
+    assert raw["spec"].pop("revisions") == {}
     assert FunctionSpec.model_validate(raw["spec"]) == SPEC
     assert raw["kind"] == "Function"
 
@@ -151,7 +153,12 @@ async def test_set_code_writes_spec_and_status_and_put_keeps_the_code(
     assert updated.status.phase is Phase.PENDING
     assert updated.status.validation == REPORT
     raw = read_cr(kube_api, tenant_namespace, "fn")
-    assert raw["spec"]["code"] == {"sha256": CODE.sha256, "blob_key": CODE.blob_key, "size": 1234}
+    assert raw["spec"]["code"] == {
+        "sha256": CODE.sha256,
+        "blob_key": CODE.blob_key,
+        "size": 1234,
+        "version": None,
+    }
     assert raw["status"]["phase"] == "Pending"
     assert raw["status"]["validation"] == REPORT
 

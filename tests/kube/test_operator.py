@@ -428,7 +428,9 @@ def test_function_build_job_then_pinned_deployment(
     assert status["image"] == image
     assert status["builds"] == {sha: image}
     # written with a merge patch, where a null field means "absent"
-    assert status["servingSpec"] == {k: v for k, v in spec.items() if v is not None}
+    expected = {k: v for k, v in spec.items() if v is not None}
+    expected["code"] = {k: v for k, v in spec["code"].items() if v is not None}
+    assert status["servingSpec"] == expected
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "Built": "True",
         "Deployed": "True",
@@ -441,7 +443,10 @@ def test_function_build_job_then_pinned_deployment(
     assert deployment["spec"]["replicas"] == 1
     assert deployment["metadata"]["ownerReferences"][0]["kind"] == "Function"
     template = deployment["spec"]["template"]
-    assert template["metadata"]["labels"] == labels.function_labels(name)
+    assert template["metadata"]["labels"] == {
+        **labels.function_labels(name),
+        labels.TRACK: labels.CURRENT_TRACK,
+    }
     assert template["spec"]["containers"][0]["image"] == image
     assert template["spec"]["runtimeClassName"] == "gvisor"
     assert (
@@ -457,7 +462,7 @@ def test_function_build_job_then_pinned_deployment(
         "ephemeral-storage": "64Mi",
     }
     service = kube.core.read_namespaced_service(f"fn-{name}", ns)
-    assert service.spec.selector == labels.function_selector(name)
+    assert service.spec.selector == labels.track_selector(name, labels.CURRENT_TRACK)
     assert [(p.port, p.target_port) for p in service.spec.ports] == [(8080, 8080)]
 
     # the pod template is admitted by Pod Security "restricted" (server-side dry run) ...
@@ -644,7 +649,9 @@ def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     assert "192.0.2.10/32" in block["except"]
     assert "10.96.0.1/32" in block["except"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
-    assert policy["spec"]["podSelector"] == {"matchLabels": labels.function_selector("netok")}
+    assert policy["spec"]["podSelector"] == {
+        "matchLabels": labels.track_selector("netok", labels.CURRENT_TRACK)
+    }
 
     code = upload(s3, op_settings, {**HANDLER, "z.txt": "host"})
     body = FunctionSpec.model_validate(
@@ -827,6 +834,104 @@ def test_delete_removes_everything_it_created(
     keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])}
     assert f"code/{sha}.zip" not in keys
     assert f"code/contexts/{sha}-python3.11.tar.gz" not in keys
+
+
+def test_a_traffic_split_gives_each_version_its_own_deployment(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    """What the gateway writes for ``traffic: [v1 90, v2 10]``: the current spec (v2) and
+    ``revisions`` (v1's spec). The operator renders one Deployment, Service and egress
+    policy per version, with disjoint selectors, and builds nothing twice."""
+    ns, name = tenant, "split"
+    one = {**upload(s3, op_settings, {**HANDLER, "v.txt": "1"}), "version": "v1"}
+    v1 = FunctionSpec.model_validate({"env": {"V": "1"}, "code": one}).model_dump(mode="json")
+    kube.create("functions", ns, name, v1)
+    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+    job_one = labels.build_job_name(ns, name, one["sha256"])
+    wait_for(
+        "build 1", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_one, BUILDS))
+    )
+    kube.finish_job(BUILDS, job_one, DIGEST)
+    kube.wait_phase("functions", ns, name, "Ready")
+
+    two = {**upload(s3, op_settings, {**HANDLER, "v.txt": "2"}), "version": "v2"}
+    v2 = FunctionSpec.model_validate(
+        {
+            "env": {"V": "2"},
+            "egress": ["10.0.0.0/8:5432"],
+            "code": two,
+            "traffic": [{"version": "v1", "percent": 90}, {"version": "v2", "percent": 10}],
+        }
+    ).model_dump(mode="json")
+    kube.patch_spec("functions", ns, name, {**v2, "revisions": {"v1": v1}})
+    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+    job_two = labels.build_job_name(ns, name, two["sha256"])
+    wait_for(
+        "build 2", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_two, BUILDS))
+    )
+    kube.finish_job(BUILDS, job_two, DIGEST)
+    status = wait_for(
+        "both versions serving",
+        lambda: (
+            (s := kube.status("functions", ns, name)).get("phase") == "Ready"
+            and s.get("servingRevisions")
+            and s
+        ),
+    )
+    assert status["servingSpec"]["code"]["version"] == "v2"
+    assert list(status["servingRevisions"]) == ["v1"]
+    assert status["servingRevisions"]["v1"]["code"]["sha256"] == one["sha256"]
+    # v1's build was reused: one Job per sha256, never a second one
+    jobs = kube.batch.list_namespaced_job(BUILDS, label_selector=f"{labels.FUNCTION}={name}")
+    assert sorted(j.metadata.name for j in jobs.items) == sorted([job_one, job_two])
+
+    current = kube.apps.read_namespaced_deployment(f"fn-{name}", ns)
+    other = kube.apps.read_namespaced_deployment(f"fn-{name}-v1", ns)
+    sha = "sless.kube5s.ru/sha256"
+    assert current.spec.template.metadata.annotations[sha] == two["sha256"]
+    assert other.spec.template.metadata.annotations[sha] == one["sha256"]
+    assert other.spec.selector.match_labels == labels.track_selector(name, "v1")
+    assert other.spec.template.metadata.labels[labels.TRACK] == "v1"
+    assert current.spec.template.metadata.labels[labels.TRACK] == labels.CURRENT_TRACK
+    env = {e.name: e.value for e in other.spec.template.spec.containers[0].env}
+    assert env["V"] == "1"
+    assert other.metadata.owner_references[0].kind == "Function"
+    service = kube.core.read_namespaced_service(f"fn-{name}-v1", ns)
+    assert service.spec.selector == labels.track_selector(name, "v1")
+    current_service = kube.core.read_namespaced_service(f"fn-{name}", ns)
+    assert current_service.spec.selector == labels.track_selector(name, labels.CURRENT_TRACK)
+    # the egress allowlist is v2's only: v1 has none, so no policy selects its pods
+    policy = kube.net.read_namespaced_network_policy(f"fn-{name}-egress", ns)
+    assert policy.spec.pod_selector.match_labels[labels.TRACK] == labels.CURRENT_TRACK
+    assert missing(lambda: kube.net.read_namespaced_network_policy(f"fn-{name}-v1-egress", ns))
+    # the rendered pods pass the allowlist
+    template = kube.api.sanitize_for_serialization(other.spec.template)
+    assert (
+        policies.check_pod_spec(template["spec"], runtime_class="gvisor", require_digest=True) == []
+    )
+
+    # a disabled http trigger scales every version's Deployment to 0, and back
+    def replicas() -> tuple[int, int]:
+        read = kube.apps.read_namespaced_deployment
+        return read(f"fn-{name}", ns).spec.replicas, read(f"fn-{name}-v1", ns).spec.replicas
+
+    kube.create("triggers", ns, "split-web", {"type": "http", "function": name, "enabled": False})
+    wait_for("both scaled to 0", lambda: replicas() == (0, 0))
+    kube.patch_spec("triggers", ns, "split-web", {"enabled": True})
+    wait_for("both scaled back to 1", lambda: replicas() == (1, 1))
+    kube.delete("triggers", ns, "split-web")
+
+    # the split removed (e.g. the canary promoted): v1's objects go
+    kube.patch_spec("functions", ns, name, {"traffic": [], "revisions": None})
+    wait_for(
+        "v1's Deployment removed",
+        lambda: missing(lambda: kube.apps.read_namespaced_deployment(f"fn-{name}-v1", ns)),
+    )
+    assert missing(lambda: kube.core.read_namespaced_service(f"fn-{name}-v1", ns))
+    wait_for("no revisions", lambda: not kube.status("functions", ns, name).get("servingRevisions"))
+    kube.delete("functions", ns, name)
+    wait_for("function gone", lambda: missing(lambda: kube.get("functions", ns, name)))
+    assert missing(lambda: kube.apps.read_namespaced_deployment(f"fn-{name}", ns))
 
 
 def test_blob_shared_with_another_function_is_kept(

@@ -182,7 +182,11 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
                 "the allowed test host": f"{ALLOWED_HOST}:{TEST_PORT}",
                 "another test host": f"{OTHER_HOST}:{TEST_PORT}",
             }
-            labels = policies.labels.function_labels("prober")
+            # the pods of the current version, as the operator labels them
+            labels = {
+                **policies.labels.function_labels("prober"),
+                policies.labels.TRACK: policies.labels.CURRENT_TRACK,
+            }
             control = _probe(api, node, control_ns, labels, list(targets.values()))
             from_a = _probe(api, node, a, labels, list(targets.values()))
     finally:

@@ -60,6 +60,7 @@ def test_function_schema_details() -> None:
         "Runtime",
         "Phase",
         "SHA",
+        "Version",
         "Age",
         "Image",
     ]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from pydantic import ValidationError
 
-from sless.models import FunctionSpec, is_dns1123_label, namespace_for
+from sless.backends import route
+from sless.models import CodeRef, FunctionSpec, TrafficTarget, is_dns1123_label, namespace_for
 
 
 @pytest.mark.parametrize("name", ["a", "hello-world", "x1", "a" * 63])
@@ -80,3 +83,38 @@ def test_function_secrets_are_names_only() -> None:
     spec = FunctionSpec.model_validate({"secrets": [{"name": "dbpass", "env": "DB_PASSWORD"}]})
     assert spec.secret_names() == ["dbpass"]
     assert spec.model_dump()["secrets"] == [{"name": "dbpass", "env": "DB_PASSWORD"}]
+
+
+def test_a_traffic_split_adds_up_to_100_names_each_version_once_and_has_few_entries() -> None:
+    code = CodeRef(sha256="a" * 64, blob_key="k", version="v3")
+    spec = FunctionSpec(
+        code=code,
+        traffic=[TrafficTarget(version="v2", percent=75), TrafficTarget(version="v3", percent=25)],
+    )
+    assert spec.version == "v3"
+    assert spec.routed_versions() == ["v3", "v2"]
+    assert spec.runnable().traffic == []
+    assert spec.runnable().code == code
+    for traffic, message in (
+        ([{"version": "v1", "percent": 60}], "add up to 60, not 100"),
+        ([{"version": "v1", "percent": 50}, {"version": "v1", "percent": 50}], "named once"),
+        ([{"version": f"v{i}", "percent": 20} for i in range(1, 6)], "at most 4"),
+        ([{"version": "latest", "percent": 100}], "not a version name"),
+        ([{"version": "v0", "percent": 100}], "not a version name"),
+        ([{"version": "v1", "percent": 101}], "less than or equal to 100"),
+    ):
+        with pytest.raises(ValidationError, match=message):
+            FunctionSpec.model_validate({"traffic": traffic})
+    # no split: the current version; a named version wins; 0 % is never drawn
+    assert route(FunctionSpec(code=code)) == "v3"
+    assert route(FunctionSpec()) is None
+    assert route(spec, "v2") == "v2"
+    zero = FunctionSpec(
+        code=code,
+        traffic=[TrafficTarget(version="v2", percent=100), TrafficTarget(version="v3", percent=0)],
+    )
+    assert {route(zero) for _ in range(200)} == {"v2"}
+    drawn = Counter(route(spec) for _ in range(4000))
+    assert set(drawn) == {"v2", "v3"}
+    # 75/25 within a wide margin (the chance of missing it is far below 1e-9)
+    assert 2700 < drawn["v2"] < 3300

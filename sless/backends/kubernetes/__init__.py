@@ -11,7 +11,7 @@ from sless.backends.base import Backend
 from sless.backends.kubernetes.backend import KubernetesBackend
 from sless.backends.kubernetes.triggers import IndexedTrigger, TriggerIndex
 from sless.config import Settings
-from sless.store import BlobStore, SecretRepository, cipher_for
+from sless.store import BlobStore, SecretRepository, VersionRepository, cipher_for
 
 __all__ = ["IndexedTrigger", "KubernetesBackend", "TriggerIndex", "make_backend"]
 
@@ -25,5 +25,8 @@ def make_backend(settings: Settings, db: Any, blobs: BlobStore) -> Backend:
     """
     del blobs
     return KubernetesBackend(
-        settings, secrets=SecretRepository(db, cipher_for(settings)), autoscale=True
+        settings,
+        secrets=SecretRepository(db, cipher_for(settings)),
+        versions=VersionRepository(db),
+        autoscale=True,
     )

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
@@ -41,6 +41,7 @@ from sless.backends.kubernetes.resources import (
     is_terminating,
     key_of,
     new_body,
+    resource_spec,
     service_name,
     serving_of,
 )
@@ -57,10 +58,11 @@ from sless.models import (
     Function,
     FunctionSpec,
     Phase,
+    TrafficTarget,
     is_dns1123_label,
 )
 from sless.policies import labels
-from sless.store import SecretRepository
+from sless.store import SecretRepository, VersionRepository
 
 log = logging.getLogger(__name__)
 
@@ -88,12 +90,15 @@ class KubernetesBackend(TriggerResources):
         endpoint_cooldown_s: float = 5.0,
         secrets: SecretRepository | None = None,
         autoscale: bool = False,
+        versions: VersionRepository | None = None,
     ) -> None:
         self.settings = settings
         kube = settings.kubernetes
         self.api = KubeApi(kube)
         #: the tenants' secrets (PostgreSQL), written into each function's own Secret
         self._function_secrets = FunctionSecrets(self.api, secrets)
+        #: the functions' versions (PostgreSQL): the specs a traffic split's versions run
+        self._versions = versions
         self._api_version = f"{kube.group}/{kube.version}"
         self._root = f"/apis/{kube.group}/{kube.version}"
         self._sync_timeout_s = sync_timeout_s
@@ -108,6 +113,10 @@ class KubernetesBackend(TriggerResources):
         self._functions: dict[Key, Serving] = {}
         self._slices = SliceIndex()
         self._pools: dict[Key, EndpointPool] = {}
+        #: the pools of the other versions a traffic split names: (namespace, name, v3)
+        self._version_pools: dict[tuple[str, str, str], EndpointPool] = {}
+        #: (namespace, Service of a version) -> (function, version)
+        self._version_services: dict[Key, tuple[str, str]] = {}
         self._watchers: list[Watcher] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._closing: set[asyncio.Task[None]] = set()
@@ -183,8 +192,9 @@ class KubernetesBackend(TriggerResources):
         self._watchers.clear()
         self._trigger_index = None
         self._trigger_subscribers.clear()
-        pools = list(self._pools.values())
+        pools = [*self._pools.values(), *self._version_pools.values()]
         self._pools.clear()
+        self._version_pools.clear()
         await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
@@ -217,21 +227,29 @@ class KubernetesBackend(TriggerResources):
             self._service_changed(namespace, service)
 
     def _service_changed(self, namespace: str, service: str) -> None:
+        owner = self._version_services.get((namespace, service))
+        if owner is not None:
+            self._sync_pool((namespace, owner[0]))
+            return
         function = function_of_service(service)
         if function is not None:
             self._sync_pool((namespace, function))
 
+    def _close_pool(self, pool: EndpointPool) -> None:
+        task = asyncio.create_task(pool.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
     def _sync_pool(self, key: Key) -> None:
         namespace, name = key
-        addresses = self._slices.get(namespace, service_name(name))
         entry = self._functions.get(key)
+        self._sync_versions(key, entry)
+        addresses = self._slices.get(namespace, service_name(name))
         pool = self._pools.get(key)
         if not addresses or entry is None or entry.spec is None:
             if pool is not None:
                 del self._pools[key]
-                task = asyncio.create_task(pool.close())
-                self._closing.add(task)
-                task.add_done_callback(self._closing.discard)
+                self._close_pool(pool)
             return
         if pool is None:
             pool = self._pools[key] = EndpointPool(
@@ -241,27 +259,73 @@ class KubernetesBackend(TriggerResources):
             )
         pool.update(addresses, limit=entry.spec.concurrency)
 
+    def _sync_versions(self, key: Key, entry: Serving | None) -> None:
+        """The pools of the traffic split's other versions: one per version Service."""
+        namespace, name = key
+        revisions = {} if entry is None or entry.terminating else entry.revisions
+        for owned, (function, version) in list(self._version_services.items()):
+            if (owned[0], function) == key and version not in revisions:
+                del self._version_services[owned]
+        for slot in [s for s in self._version_pools if s[:2] == key and s[2] not in revisions]:
+            self._close_pool(self._version_pools.pop(slot))
+        for version, spec in revisions.items():
+            service = labels.version_object_name(name, version)
+            self._version_services[(namespace, service)] = (name, version)
+            addresses = self._slices.get(namespace, service)
+            slot = (namespace, name, version)
+            pool = self._version_pools.get(slot)
+            if not addresses:
+                if pool is not None:
+                    self._close_pool(self._version_pools.pop(slot))
+                continue
+            if pool is None:
+                pool = self._version_pools[slot] = EndpointPool(
+                    f"{namespace}/{name}@{version}",
+                    cooldown_s=self._endpoint_cooldown_s,
+                    grace_s=self.settings.gateway.shutdown_grace_s,
+                )
+            pool.update(addresses, limit=spec.concurrency)
+
     # -- invocation (no I/O) -----------------------------------------------------------
 
-    def serving(self, namespace: str, name: str) -> FunctionSpec:
+    def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
         entry = self._functions.get((namespace, name))
         if entry is None or entry.terminating:
             raise NotFound(f"function {name!r} not found")
         if entry.spec is None:
             raise NotReady(f"function {name!r} is not ready (phase {entry.phase})")
-        return entry.spec
+        if version is None or version == entry.spec.version:
+            return entry.spec
+        revision = entry.revisions.get(version)
+        if revision is not None:
+            return revision
+        if version in entry.spec.routed_versions():
+            raise NotReady(f"version {version} of function {name!r} is not deployed yet")
+        raise NotFound(
+            f"version {version} of function {name!r} is not serving: only its current"
+            " version and its traffic targets are"
+        )
 
     def _serving_spec(self, namespace: str, name: str) -> FunctionSpec | None:
         entry = self._functions.get((namespace, name))
         return None if entry is None or entry.terminating else entry.spec
 
     @contextlib.asynccontextmanager
-    async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
+    async def upstream(
+        self, namespace: str, name: str, version: str | None = None
+    ) -> AsyncIterator[Upstream]:
         spec = self.serving(namespace, name)
-        pool = self._pools.get((namespace, name))
+        current = version is None or version == spec.version
+        if version is None or current:
+            pool = self._pools.get((namespace, name))
+        else:
+            self.serving(namespace, name, version)
+            pool = self._version_pools.get((namespace, name, version))
         if pool is None:
             raise NotReady(f"function {name!r} has no ready instances")
-        if self.autoscaler is None:
+        # the autoscaler sizes the current version's Deployment; another version of a
+        # traffic split keeps the replicas the operator gives it
+        if self.autoscaler is None or not current:
             async with pool.lease() as upstream:
                 yield upstream
             return
@@ -271,6 +335,35 @@ class KubernetesBackend(TriggerResources):
                 yield upstream
         finally:
             await self.autoscaler.leave(namespace, name)
+
+    def version_endpoints(self, namespace: str, name: str, version: str) -> frozenset[str]:
+        """The base URLs calls of one more routed version may go to (tests, metrics)."""
+        pool = self._version_pools.get((namespace, name, version))
+        return pool.addresses if pool is not None else frozenset()
+
+    async def _revisions(
+        self, namespace: str, name: str, spec: FunctionSpec
+    ) -> dict[str, FunctionSpec]:
+        """The specs of the versions the traffic split names besides the current one."""
+        wanted = spec.routed_versions()[1:]
+        if not wanted or self._versions is None:
+            return {}
+        found = await self._versions.find_many(namespace, name, wanted)
+        return {v: found[v].spec.runnable() for v in wanted if v in found}
+
+    async def release_code(self, sha256: str) -> bool:
+        """The operator builds and deletes code with its Functions: a blob no version
+        refers to goes when no function known here serves it."""
+        return not any(
+            entry.spec is not None
+            and (
+                (entry.spec.code is not None and entry.spec.code.sha256 == sha256)
+                or any(
+                    r.code is not None and r.code.sha256 == sha256 for r in entry.revisions.values()
+                )
+            )
+            for entry in self._functions.values()
+        )
 
     def endpoints(self, namespace: str, name: str) -> frozenset[str]:
         """The base URLs invocations of this function may go to now (for tests, metrics)."""
@@ -330,6 +423,7 @@ class KubernetesBackend(TriggerResources):
     async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
         # the Secret first: the pods the operator renders next find it
         secrets_version = await self._function_secrets.write(namespace, name, spec)
+        revisions = await self._revisions(namespace, name, spec)
         path = self._path(namespace, name)
 
         async def attempt() -> Function:
@@ -337,7 +431,7 @@ class KubernetesBackend(TriggerResources):
                 current = await self.api.request("GET", path)
             except NotFound:
                 try:
-                    body = new_body(self._api_version, namespace, name, spec)
+                    body = new_body(self._api_version, namespace, name, spec, revisions)
                     if secrets_version is not None:
                         body["metadata"]["annotations"] = {
                             labels.SECRETS_VERSION_ANNOTATION: secrets_version
@@ -357,7 +451,7 @@ class KubernetesBackend(TriggerResources):
                 code = (current.get("spec") or {}).get("code")
                 if code is not None:
                     desired = spec.model_copy(update={"code": CodeRef.model_validate(code)})
-            current["spec"] = desired.model_dump(mode="json")
+            current["spec"] = resource_spec(desired, revisions)
             annotations = current["metadata"].setdefault("annotations", {})
             if secrets_version is not None:
                 annotations[labels.SECRETS_VERSION_ANNOTATION] = secrets_version
@@ -459,11 +553,23 @@ class KubernetesBackend(TriggerResources):
         )
 
     async def set_code(
-        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        code: CodeRef,
+        *,
+        held: bool,
+        validation: dict[str, Any],
+        traffic: Sequence[TrafficTarget] = (),
     ) -> Function:
         path = self._path(namespace, name)
         current = await self._read(namespace, name)
         phase = Phase.VALIDATING if held else Phase.PENDING
+        routed = FunctionSpec(code=code, traffic=list(traffic))
+        revisions = {
+            v: r.model_dump(mode="json")
+            for v, r in (await self._revisions(namespace, name, routed)).items()
+        }
         # status first: code held for review must never be visible while the phase
         # still lets the operator build it
         patched: dict[str, Any] | None = await self._patch_status(
@@ -481,7 +587,10 @@ class KubernetesBackend(TriggerResources):
             nonlocal patched
             body = patched if patched is not None else await self._read(namespace, name)
             patched = None  # a retry reads afresh
-            body.setdefault("spec", {})["code"] = code.model_dump(mode="json")
+            spec = body.setdefault("spec", {})
+            spec["code"] = code.model_dump(mode="json")
+            spec["traffic"] = [target.model_dump(mode="json") for target in traffic]
+            spec["revisions"] = revisions
             return function_from_body(await self.api.request("PUT", path, body=body))
 
         return await self._retrying(name, attempt)

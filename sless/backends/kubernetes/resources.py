@@ -11,7 +11,7 @@ operator owns the rest of the status.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -22,6 +22,7 @@ from sless.models import (
     Function,
     FunctionJob,
     FunctionJobStatus,
+    FunctionResourceSpec,
     FunctionSpec,
     FunctionStatus,
     JobSpec,
@@ -49,12 +50,25 @@ def function_of_service(service: str) -> str | None:
     return service[len(SERVICE_PREFIX) :] if service.startswith(SERVICE_PREFIX) else None
 
 
-def new_body(api_version: str, namespace: str, name: str, spec: FunctionSpec) -> dict[str, Any]:
+def resource_spec(spec: FunctionSpec, revisions: dict[str, FunctionSpec]) -> dict[str, Any]:
+    """A Function's ``spec``: the function's, and the specs of its other routed versions."""
+    body = spec.model_dump(mode="json")
+    body["revisions"] = {v: r.model_dump(mode="json") for v, r in revisions.items()}
+    return body
+
+
+def new_body(
+    api_version: str,
+    namespace: str,
+    name: str,
+    spec: FunctionSpec,
+    revisions: dict[str, FunctionSpec] | None = None,
+) -> dict[str, Any]:
     return {
         "apiVersion": api_version,
         "kind": KIND,
         "metadata": {"name": name, "namespace": namespace},
-        "spec": spec.model_dump(mode="json"),
+        "spec": resource_spec(spec, revisions or {}),
     }
 
 
@@ -89,7 +103,7 @@ def function_from_body(body: dict[str, Any]) -> Function:
     metadata = body.get("metadata") or {}
     name = str(metadata.get("name", ""))
     try:
-        spec = FunctionSpec.model_validate(body.get("spec") or {})
+        spec = FunctionResourceSpec.model_validate(body.get("spec") or {}).function_spec()
     except ValidationError as e:
         # written around the gateway (kubectl): say which fields, not their values
         fields = sorted({".".join(str(p) for p in err["loc"]) for err in e.errors()})
@@ -106,10 +120,18 @@ def function_from_body(body: dict[str, Any]) -> Function:
             message=str(status.get("message") or ""),
             validation=validation if isinstance(validation, dict) else None,
             observed_sha256=status.get("observed_sha256") or None,
+            version=_serving_version(status),
             created_at=_timestamp(metadata.get("creationTimestamp")),
             updated_at=_timestamp(status.get("updated_at")),
         ),
     )
+
+
+def _serving_version(status: dict[str, Any]) -> str | None:
+    serving = status.get("servingSpec")
+    code = serving.get("code") if isinstance(serving, dict) else None
+    version = code.get("version") if isinstance(code, dict) else None
+    return version if isinstance(version, str) else None
 
 
 @dataclass(frozen=True)
@@ -119,26 +141,34 @@ class Serving:
     phase: str
     spec: FunctionSpec | None
     terminating: bool
+    #: the other versions its traffic split names whose Deployments are applied
+    revisions: dict[str, FunctionSpec] = field(default_factory=dict)
 
 
 def serving_of(body: dict[str, Any]) -> Serving:
     status = body.get("status") or {}
     raw = status.get("servingSpec")
     spec = None
-    if isinstance(raw, dict):
-        try:
+    revisions: dict[str, FunctionSpec] = {}
+    try:
+        if isinstance(raw, dict):
             spec = FunctionSpec.model_validate(raw)
-        except ValidationError:
-            metadata = body.get("metadata") or {}
-            log.warning(
-                "function %s/%s has an invalid status.servingSpec; not serving it",
-                metadata.get("namespace"),
-                metadata.get("name"),
-            )
+        for version, revision in (status.get("servingRevisions") or {}).items():
+            if spec is not None and version in spec.routed_versions():
+                revisions[version] = FunctionSpec.model_validate(revision)
+    except (ValidationError, AttributeError):
+        metadata = body.get("metadata") or {}
+        log.warning(
+            "function %s/%s has an invalid status.servingSpec; not serving it",
+            metadata.get("namespace"),
+            metadata.get("name"),
+        )
+        spec, revisions = None, {}
     return Serving(
         phase=str(status.get("phase") or Phase.PENDING.value),
         spec=spec,
         terminating=is_terminating(body),
+        revisions=revisions,
     )
 
 

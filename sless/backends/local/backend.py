@@ -28,11 +28,12 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import asyncpg
+from pydantic import SecretStr
 
 from sless.backends.base import Upstream
 from sless.backends.local.building import Builder, BuildError
@@ -48,6 +49,8 @@ from sless.models import (
     Function,
     FunctionSpec,
     Phase,
+    Runtime,
+    TrafficTarget,
 )
 from sless.sandbox import (
     EgressProxy,
@@ -65,6 +68,7 @@ from sless.store import (
     QueueRepository,
     SecretRepository,
     TriggerRepository,
+    VersionRepository,
     cipher_for,
 )
 
@@ -100,8 +104,12 @@ class LocalBackend(TriggerTables):
             settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
+        self.versions = VersionRepository(pool)
         self._index: dict[Key, FunctionRecord] = {}
+        #: the pool of each function's serving version (the current version of its spec)
         self._pools: dict[Key, FunctionPool] = {}
+        #: the pools of the other versions its traffic split names: (namespace, name, v3)
+        self._version_pools: dict[tuple[str, str, str], FunctionPool] = {}
         self._dirty: dict[Key, asyncio.Event] = {}
         self._workers: dict[Key, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -152,8 +160,10 @@ class LocalBackend(TriggerTables):
         self._tasks.clear()
         self._workers.clear()
         grace = self.settings.gateway.shutdown_grace_s
-        await asyncio.gather(*(pool.close(grace) for pool in self._pools.values()))
+        pools = [*self._pools.values(), *self._version_pools.values()]
+        await asyncio.gather(*(pool.close(grace) for pool in pools))
         self._pools.clear()
+        self._version_pools.clear()
         if self.launcher.prestart is not None:
             await self.launcher.prestart.close()
         if self._listener is not None:
@@ -178,7 +188,7 @@ class LocalBackend(TriggerTables):
         while True:
             await asyncio.sleep(_REAP_INTERVAL_S)
             ticks += 1
-            for pool in list(self._pools.values()):
+            for pool in [*self._pools.values(), *self._version_pools.values()]:
                 try:
                     await pool.reap_idle(self.settings.sandbox.idle_timeout_s)
                 except Exception:
@@ -235,6 +245,7 @@ class LocalBackend(TriggerTables):
             pool = self._pools.pop(key, None)
             if pool is not None:
                 await pool.close(self.settings.gateway.shutdown_grace_s)
+            await self._configure_versions(key, None)
             self.logfiles.remove(*key)
             return
         self._index[key] = record
@@ -292,6 +303,7 @@ class LocalBackend(TriggerTables):
             if current is not None:
                 del self._pools[key]
                 await current.close(self.settings.gateway.shutdown_grace_s)
+            await self._configure_versions(key, None)
             return
         namespace, name = key
         try:
@@ -301,10 +313,87 @@ class LocalBackend(TriggerTables):
             # without a variable the handler expects
             log.warning("not (re)starting %s/%s: %s", namespace, name, e)
             return
-        version = version_of(serving, stamps)
+        # the traffic split routes calls; it does not shape a worker
+        version = version_of(serving.runnable(), stamps)
         if current is not None and current.version == version:
+            current.spec = serving  # only the traffic split may differ
             await current.ensure_warm()
+            await self._configure_versions(key, serving)
             return
+        adopted = None
+        if serving.version is not None:
+            adopted = self._version_pools.pop((namespace, name, serving.version), None)
+        if adopted is not None and adopted.version == version:
+            # a traffic target became the current version (e.g. a rollback): no cold start
+            pool = adopted
+            pool.spec = serving
+        else:
+            if adopted is not None:
+                self._drain(adopted)
+            pool = await self._start_pool(namespace, name, serving, version, secret_env)
+        self._pools[key] = pool
+        if current is not None:
+            old = current.spec.version
+            if old is not None and old in serving.routed_versions():
+                # the old current version keeps a share of the traffic: it keeps serving
+                self._version_pools.setdefault((namespace, name, old), current)
+            else:
+                # the old version drains in the background while the new one serves
+                self._drain(current)
+        await self._configure_versions(key, serving)
+
+    def _drain(self, pool: FunctionPool) -> None:
+        task = asyncio.create_task(pool.close(self.settings.gateway.shutdown_grace_s))
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
+
+    async def _configure_versions(self, key: Key, serving: FunctionSpec | None) -> None:
+        """Run the versions the serving spec's traffic split names besides the current one
+        (their specs from the versions table; builds cached by sha256), stop the others."""
+        namespace, name = key
+        wanted = [] if serving is None else serving.routed_versions()[1:]
+        for (ns, function, version), pool in list(self._version_pools.items()):
+            if (ns, function) == key and version not in wanted:
+                del self._version_pools[(ns, function, version)]
+                self._drain(pool)
+        if not wanted:
+            return
+        records = await self.versions.find_many(namespace, name, wanted)
+        for wanted_version in wanted:
+            found = records.get(wanted_version)
+            if found is None:
+                log.warning(
+                    "%s/%s: version %s is gone; not serving it", namespace, name, wanted_version
+                )
+                continue
+            spec = found.spec
+            try:
+                secret_env, stamps = await self.launcher.secret_env(namespace, spec)
+            except MissingSecrets as e:
+                log.warning("not starting %s/%s@%s: %s", namespace, name, wanted_version, e)
+                continue
+            version = version_of(spec.runnable(), stamps)
+            slot = (namespace, name, wanted_version)
+            existing = self._version_pools.get(slot)
+            if existing is not None and existing.version == version:
+                await existing.ensure_warm()
+                continue
+            self._version_pools[slot] = await self._start_pool(
+                namespace, name, spec, version, secret_env
+            )
+            if existing is not None:
+                self._drain(existing)
+
+    async def _start_pool(
+        self,
+        namespace: str,
+        name: str,
+        serving: FunctionSpec,
+        version: str,
+        secret_env: dict[str, SecretStr],
+    ) -> FunctionPool:
+        """A new warm pool of one version of a function (its build made if missing)."""
+        assert serving.code is not None  # checked by the callers; not a security check
         build = self.builder.path_for(serving.runtime, serving.code.sha256)
         if not (build.root / ".complete").exists():
             # e.g. another gateway process built it, or the build dir was removed
@@ -341,16 +430,11 @@ class LocalBackend(TriggerTables):
         )
         if proxy is not None:
             pool.on_close.append(proxy.close)
-        self._pools[key] = pool
-        if current is not None:
-            # the old version drains in the background while the new one serves
-            task = asyncio.create_task(current.close(self.settings.gateway.shutdown_grace_s))
-            self._draining.add(task)
-            task.add_done_callback(self._draining.discard)
         try:
             await pool.ensure_warm()
         except Exception as e:
             log.warning("could not pre-warm %s/%s: %s", namespace, name, e)
+        return pool
 
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Reconcile, in every gateway process, the functions that use secret ``name``."""
@@ -401,19 +485,36 @@ class LocalBackend(TriggerTables):
             await self._collect_garbage(record)
 
     async def _collect_garbage(self, record: FunctionRecord) -> None:
-        """Remove builds and blobs no other function uses."""
+        """Remove builds and blobs no other function and no version uses."""
         for spec in (record.function.spec, record.serving_spec):
             if spec is None or spec.code is None:
                 continue
+            if await self.versions.sha256_in_use(spec.code.sha256):
+                continue  # a version keeps it (the gateway collects it with the version)
             if not await self.functions.sha256_in_use(spec.code.sha256):
                 self.builder.remove(spec.runtime, spec.code.sha256)
                 await self.blobs.delete(spec.code.sha256)
 
+    async def release_code(self, sha256: str) -> bool:
+        """Remove the builds of code no function refers to (the caller deletes the blob)."""
+        if await self.functions.sha256_in_use(sha256):
+            return False
+        for runtime in Runtime:
+            self.builder.remove(runtime, sha256)
+        return True
+
     async def set_code(
-        self, namespace: str, name: str, code: CodeRef, *, held: bool, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        code: CodeRef,
+        *,
+        held: bool,
+        validation: dict[str, Any],
+        traffic: Sequence[TrafficTarget] = (),
     ) -> Function:
         record = await self.functions.get(namespace, name)
-        spec = record.function.spec.model_copy(update={"code": code})
+        spec = record.function.spec.model_copy(update={"code": code, "traffic": list(traffic)})
         phase = Phase.VALIDATING if held else Phase.PENDING
         updated = await self.functions.replace_spec(
             namespace,
@@ -463,29 +564,50 @@ class LocalBackend(TriggerTables):
     def known(self, namespace: str, name: str) -> FunctionRecord | None:
         return self._index.get((namespace, name))
 
-    def serving(self, namespace: str, name: str) -> FunctionSpec:
-        """The spec of the version that serves invocations, from memory."""
+    def _pool_for(self, namespace: str, name: str, version: str | None) -> FunctionPool:
+        """The pool that serves ``version`` (None: the current one); NotFound or NotReady."""
         key = (namespace, name)
         pool = self._pools.get(key)
         if pool is not None:
-            return pool.spec
+            if version is None or version == pool.spec.version:
+                return pool
+            other = self._version_pools.get((namespace, name, version))
+            if other is not None:
+                return other
+            if version in pool.spec.routed_versions():
+                raise NotReady(f"version {version} of function {name!r} is not ready yet")
+            raise NotFound(
+                f"version {version} of function {name!r} is not serving: only its current"
+                " version and its traffic targets are"
+            )
         record = self._index.get(key)
         if record is None:
             raise NotFound(f"function {name!r} not found")
         phase = record.function.status.phase.value
         raise NotReady(f"function {name!r} is not ready (phase {phase})")
 
+    def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
+        """The spec of the version that serves invocations (or of ``version``), from memory."""
+        return self._pool_for(namespace, name, version).spec
+
     @contextlib.asynccontextmanager
-    async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
-        pool = self._pools.get((namespace, name))
-        if pool is None:
-            self.serving(namespace, name)  # raises the right error
-            raise NotReady(f"function {name!r} is not ready")
+    async def upstream(
+        self, namespace: str, name: str, version: str | None = None
+    ) -> AsyncIterator[Upstream]:
+        pool = self._pool_for(namespace, name, version)
         async with pool.lease() as upstream:
             yield upstream
 
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
-        return {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
+        counts = {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
+        for (namespace, name, _), p in self._version_pools.items():
+            size, started, inflight = counts.get((namespace, name), (0, 0, 0))
+            counts[(namespace, name)] = (size + p.size, started + p.started, inflight + p.inflight)
+        return counts
+
+    def version_pool(self, namespace: str, name: str, version: str) -> FunctionPool | None:
+        """The pool of a traffic target that is not the current version (tests, metrics)."""
+        return self._version_pools.get((namespace, name, version))
 
     def pool(self, namespace: str, name: str) -> FunctionPool | None:
         return self._pools.get((namespace, name))

@@ -105,12 +105,15 @@ class WorkerLauncher:
         egress_socket: Path | None = None,
         secret_env: dict[str, SecretStr] | None = None,
     ) -> SandboxSpec:
-        socket_dir = self.short_path(f"{namespace}/{name}", str(serial))
+        # the version is part of a worker's identity: two versions of one function serve
+        # side by side (a traffic split), each with its own sockets and cgroups
+        instance = f"{name}.{spec.version}" if spec.version else name
+        socket_dir = self.short_path(f"{namespace}/{instance}", str(serial))
         socket_dir.mkdir(parents=True, exist_ok=True)
         log_file = self.logs.path(namespace, name)
         log_file.parent.mkdir(parents=True, exist_ok=True)
         return SandboxSpec(
-            name=f"{namespace}.{name}.{serial}",
+            name=f"{namespace}.{instance}.{serial}",
             runtime=spec.runtime.value,
             code_dir=build.code_dir,
             deps_dir=build.deps_dir,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from sless.gateway import versioning
 from sless.gateway.audit import note
 from sless.gateway.deps import AdminDep, PlatformDep
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -16,7 +17,7 @@ from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
 from sless.gateway.schema import ERRORS, page_model
-from sless.models import TenantName, namespace_for
+from sless.models import TenantName, VersionState, namespace_for
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,8 @@ async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -
 async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
     await platform.tenancy.tenants.get(tenant)
     await platform.backend.delete_namespace(namespace_for(tenant))
+    removed = await platform.versions.delete_namespace(namespace_for(tenant))
+    await versioning.collect_code(platform, removed)
     await platform.backend.remove_tenant(tenant)
     await platform.tenancy.tenants.delete(tenant)
     await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
@@ -184,6 +187,12 @@ async def _decide(
         review_id, approve=approve, reason=body.reason, by=f"admin-token-{admin.token_id}"
     )
     note(request, target_namespace=row["namespace"], target_name=row["function"])
+    await platform.versions.set_state(
+        row["namespace"],
+        row["function"],
+        row["sha256"],
+        state=VersionState.ALLOWED if approve else VersionState.REJECTED,
+    )
     await platform.backend.decide_review(
         row["namespace"], row["function"], row["sha256"], approve=approve, reason=body.reason
     )

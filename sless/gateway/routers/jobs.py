@@ -144,6 +144,7 @@ async def get_invocation_status(
             duration_ms=record["duration_ms"],
             started_at=record["started_at"].isoformat(),
             state="succeeded" if record["status"] < 400 else "failed",
+            version=record["version"],
         )
     if queued is not None:
         view.update(

@@ -6,10 +6,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
+from sless.gateway import versioning
+from sless.gateway.audit import note
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
@@ -23,6 +25,8 @@ router = APIRouter(prefix="/v1", responses=ERRORS)
 def function_view(function: Function, public_url: str) -> dict[str, Any]:
     data = function.model_dump(mode="json")
     data["url"] = f"{public_url}/fn/{function.namespace}/{function.name}"
+    #: the current version (``spec.code.version``); ``status.version`` is the serving one
+    data["version"] = function.spec.version
     return data
 
 
@@ -54,7 +58,11 @@ async def put_function(
     response: Response,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
+    principal: PrincipalDep,
+    request: Request,
 ) -> dict[str, Any]:
+    """Create or replace the spec. A change of what runs (anything but ``traffic``) of a
+    function that has code makes a new version; ``traffic`` names existing versions."""
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
     spec = FunctionSpec.model_validate(body)
@@ -72,8 +80,14 @@ async def put_function(
             # under the tenant's write lock: of two racing writers one sees the other's write
             if_match.check(existing.resource_version if existing else None)
         quotas.check_function(current, name, spec)
+        await versioning.check_traffic(platform, ns, name, spec, existing)
+        if existing is not None and spec.traffic != existing.spec.traffic:
+            note(request, detail=versioning.traffic_detail(spec.traffic))
+        spec = await versioning.version_for_put(platform, ns, name, spec, existing, principal)
         response.status_code = 200 if existing is not None else 201
         function = await platform.backend.put_function(ns, name, spec)
+        if existing is not None and function.spec.version != existing.spec.version:
+            await versioning.prune(platform, ns, name, function.spec, existing.status.version)
     set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
 
@@ -97,6 +111,7 @@ async def delete_function(
         async with platform.tenancy.quotas.guard(ns):
             if_match.check((await platform.backend.get_function(ns, name)).resource_version)
             await platform.backend.delete_function(ns, name)
+    await versioning.collect_code(platform, await platform.versions.delete_function(ns, name))
     return {"deleted": name}
 
 

@@ -16,11 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse
 
 from sless.errors import PayloadTooLarge, ValidationRejected
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway import versioning
+from sless.gateway.audit import note
+from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER, check_key
 from sless.gateway.platform import Platform
@@ -81,20 +83,35 @@ async def upload(
     name: NameDep,
     request: Request,
     platform: PlatformDep,
+    principal: PrincipalDep,
     idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
+    traffic: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=100,
+            description="percent of calls for the new version; the previous version gets "
+            "the rest (a canary). Unset: the new version gets every call.",
+        ),
+    ] = None,
 ) -> JSONResponse:
-    """Upload the function's code (a zip). With ``Idempotency-Key`` a retry of the same
-    upload answers as the first did without validating or building again; a rejected or
-    failed upload keeps no record (a retry does the work)."""
+    """Upload the function's code (a zip). Code that passes validation (or is held for
+    review) becomes the function's next version (``v1``, ``v2``...) and its current one;
+    the same code again makes no version (and ``traffic`` is not applied).
+    With ``Idempotency-Key`` a retry of the same upload answers as the first did without
+    validating or building again; a rejected or failed upload keeps no record (a retry
+    does the work)."""
     check_key(idempotency_key)  # both before reading 50 MB
+    if traffic is not None:
+        note(request, detail=f"traffic: {traffic}% to the new version")
     await platform.backend.get_function(ns, name)
     data = await read_body(request, platform.settings.gateway.max_upload_bytes)
     status, body, replayed = await platform.idempotency.run(
         ns,
         "upload",
         idempotency_key,
-        f"{ns}\0{name}\0".encode() + hashlib.sha256(data).digest(),
-        lambda: _upload(platform, ns, name, data),
+        f"{ns}\0{name}\0{traffic}\0".encode() + hashlib.sha256(data).digest(),
+        lambda: _upload(platform, ns, name, data, traffic, versioning.actor_of(principal)),
     )
     response = JSONResponse(body, status_code=status)
     if replayed:
@@ -102,13 +119,16 @@ async def upload(
     return response
 
 
-async def _upload(platform: Platform, ns: str, name: str, data: bytes) -> tuple[int, Any]:
+async def _upload(
+    platform: Platform, ns: str, name: str, data: bytes, traffic: int | None, actor: str
+) -> tuple[int, Any]:
     function = await platform.backend.get_function(ns, name)
     sha256 = hashlib.sha256(data).hexdigest()
     code = function.spec.code
     if code is not None and code.sha256 == sha256 and function.status.phase is not Phase.FAILED:
         # the same code again: nothing to validate, store or build
-        return 202, {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
+        same = {"sha256": sha256, "phase": function.status.phase.value, "unchanged": True}
+        return 202, {**same, "version": code.version}
     quotas = platform.tenancy.quotas
     # refused early, before validation work, then checked again under the tenant's lock
     quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
@@ -120,20 +140,34 @@ async def _upload(platform: Platform, ns: str, name: str, data: bytes) -> tuple[
             f"the upload was rejected by validation ({len(report.findings)} findings)",
             details=summary,
         )
+    held = report.verdict is Verdict.REVIEW
     async with quotas.guard(ns):
-        quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
+        current = await platform.backend.list_functions(ns)
+        quotas.check_code(current, name, len(data))
+        function = next((f for f in current if f.name == name), function)
+        version = await platform.versions.next_version(ns, name)
+        split = versioning.upload_traffic(function.spec.version, version, traffic)
         key = await platform.blobs.put(sha256, data)
-        updated = await platform.backend.set_code(
+        code = CodeRef(sha256=sha256, blob_key=key, size=len(data), version=version)
+        # the version first: a function never points at a version that is not recorded
+        await platform.versions.create(
             ns,
             name,
-            CodeRef(sha256=sha256, blob_key=key, size=len(data)),
-            held=report.verdict is Verdict.REVIEW,
+            version,
+            function.spec.model_copy(update={"code": code}),
             validation=summary,
+            state=versioning.state_of(held),
+            created_by=actor,
         )
+        updated = await platform.backend.set_code(
+            ns, name, code, held=held, validation=summary, traffic=split
+        )
+        await versioning.prune(platform, ns, name, updated.spec, function.status.version)
     body: dict[str, Any] = {
         "sha256": sha256,
         "phase": updated.status.phase.value,
         "verdict": report.verdict.value,
+        "version": version,
     }
     if report.verdict is Verdict.REVIEW:
         body["review_id"] = await platform.reviews.open(ns, name, sha256, summary)

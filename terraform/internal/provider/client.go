@@ -176,6 +176,14 @@ type FunctionSpec struct {
 	CallbackSecret *string `json:"callback_secret"`
 	// Secrets are always sent (an empty list clears them)
 	Secrets []SecretRef `json:"secrets"`
+	// Traffic is always sent (an empty list: every call to the current version)
+	Traffic []TrafficTarget `json:"traffic"`
+}
+
+// TrafficTarget is a share of a function's calls that goes to one of its versions.
+type TrafficTarget struct {
+	Version string `json:"version"`
+	Percent int64  `json:"percent"`
 }
 
 // SecretRef names a secret of the namespace and the environment variable it becomes.
@@ -186,8 +194,9 @@ type SecretRef struct {
 
 // FunctionCode is spec.code as the API shows it.
 type FunctionCode struct {
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size"`
+	Version string `json:"version"`
 }
 
 // FunctionSpecView is spec as the API returns it (all defaults filled in).
@@ -206,6 +215,7 @@ type FunctionSpecView struct {
 	CallbackURL    *string           `json:"callback_url"`
 	CallbackSecret *string           `json:"callback_secret"`
 	Secrets        []SecretRef       `json:"secrets"`
+	Traffic        []TrafficTarget   `json:"traffic"`
 	Code           *FunctionCode     `json:"code"`
 }
 
@@ -235,6 +245,8 @@ type Function struct {
 	Spec      FunctionSpecView `json:"spec"`
 	Status    FunctionStatus   `json:"status"`
 	URL       string           `json:"url"`
+	// Version is the current version (v1, v2, ...; "" before the first upload).
+	Version string `json:"version"`
 	// ResourceVersion changes on every write of the function; sent back as If-Match.
 	ResourceVersion string `json:"resource_version"`
 }
@@ -252,6 +264,9 @@ func (f *Function) ETag() string {
 func (c *Client) PutFunction(ctx context.Context, name string, spec FunctionSpec, ifMatch string) (*Function, error) {
 	if spec.Secrets == nil {
 		spec.Secrets = []SecretRef{} // a nil slice would go out as null, which the API refuses
+	}
+	if spec.Traffic == nil {
+		spec.Traffic = []TrafficTarget{}
 	}
 	body, err := json.Marshal(spec)
 	if err != nil {
@@ -319,8 +334,18 @@ type UploadResult struct {
 }
 
 func (c *Client) Upload(ctx context.Context, name string, zip []byte) (*UploadResult, error) {
+	return c.UploadWithTraffic(ctx, name, zip, -1)
+}
+
+// UploadWithTraffic uploads the code as a new version that gets percent % of the calls
+// (the previous version the rest); a negative percent: every call.
+func (c *Client) UploadWithTraffic(ctx context.Context, name string, zip []byte, percent int) (*UploadResult, error) {
 	var r UploadResult
-	if _, err := c.do(ctx, http.MethodPost, c.nsPath("functions", name)+"/upload", "application/zip", zip, &r); err != nil {
+	path := c.nsPath("functions", name) + "/upload"
+	if percent >= 0 {
+		path += fmt.Sprintf("?traffic=%d", percent)
+	}
+	if _, err := c.do(ctx, http.MethodPost, path, "application/zip", zip, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

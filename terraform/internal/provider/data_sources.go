@@ -43,6 +43,8 @@ type functionDataModel struct {
 	Message           types.String  `tfsdk:"message"`
 	URL               types.String  `tfsdk:"url"`
 	ValidationVerdict types.String  `tfsdk:"validation_verdict"`
+	Version           types.String  `tfsdk:"version"`
+	Traffic           types.List    `tfsdk:"traffic"`
 }
 
 func (d *functionDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -83,6 +85,13 @@ func (d *functionDataSource) Schema(_ context.Context, _ datasource.SchemaReques
 			"message":            str("The status message."),
 			"url":                str("Public invocation URL."),
 			"validation_verdict": str("Verdict of the last upload's validation."),
+			"version":            str("The current version (`v1`, `v2`, ...; empty before the first upload)."),
+			"traffic": schema.ListNestedAttribute{Computed: true,
+				Description: "The traffic split: `version` and `percent` of each share (empty: all to the current version).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"version": str("A version of the function."),
+					"percent": num("Percent of the calls."),
+				}}},
 		},
 	}
 }
@@ -115,6 +124,7 @@ func (d *functionDataSource) Read(ctx context.Context, req datasource.ReadReques
 		MinInstances: m.MinInstances, MaxInstances: m.MaxInstances, Egress: m.Egress, Auth: m.Auth,
 		CallbackURL: m.CallbackURL, CallbackSecret: m.CallbackSecret, Secrets: m.Secrets, SHA256: m.SHA256, Phase: m.Phase,
 		Message: m.Message, URL: m.URL, ValidationVerdict: m.ValidationVerdict,
+		Version: m.Version, Traffic: m.Traffic,
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &out)...)
 }

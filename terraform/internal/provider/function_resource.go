@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -66,7 +68,18 @@ type functionModel struct {
 	Message           types.String  `tfsdk:"message"`
 	URL               types.String  `tfsdk:"url"`
 	ValidationVerdict types.String  `tfsdk:"validation_verdict"`
+	Version           types.String  `tfsdk:"version"`
+	Traffic           types.List    `tfsdk:"traffic"`
 }
+
+// trafficType is the object type of one traffic block.
+var trafficType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"version": types.StringType,
+	"percent": types.Int64Type,
+}}
+
+// maxTrafficTargets is the gateway's bound (sless/models.py MAX_TRAFFIC_TARGETS).
+const maxTrafficTargets = 4
 
 // Defaults of the gateway's FunctionSpec (sless/models.py); the schema uses the same so
 // that an omitted attribute plans no diff against what the gateway reports.
@@ -241,8 +254,78 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 				Computed:    true,
 				Description: "Verdict of the last upload's validation: `allow`, `review` or `reject`.",
 			},
+			"version": schema.StringAttribute{
+				Computed: true,
+				Description: "The function's current version (`v1`, `v2`, ...): every upload, and every spec change " +
+					"of what runs, is a new immutable version. `GET .../versions` (`sless versions`) lists them.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"traffic": schema.ListNestedBlock{
+				Description: "Split the calls between versions (like Knative's traffic blocks): each block gives " +
+					"`percent` of the calls to `version`; the percents add up to 100, at most 4 blocks. No block: every " +
+					"call goes to the current version. A version that is 0 % stays reachable as " +
+					"`/fn/<namespace>/<name>@<version>`. When the code changes, the new version is uploaded with 0 % " +
+					"and the split is put afterwards, so the new code never gets more than configured.",
+				Validators: []validator.List{listvalidator.SizeAtMost(maxTrafficTargets)},
+				NestedObject: schema.NestedBlockObject{
+					Attributes: map[string]schema.Attribute{
+						"version": schema.StringAttribute{
+							Required:    true,
+							Description: "A version of the function, e.g. `v3`.",
+							Validators: []validator.String{stringvalidator.RegexMatches(
+								regexp.MustCompile(`^v[1-9][0-9]{0,8}$`), "must be a version such as v3")},
+						},
+						"percent": schema.Int64Attribute{
+							Required:    true,
+							Description: "Percent of the calls (0-100).",
+							Validators:  []validator.Int64{int64validator.Between(0, 100)},
+						},
+					},
+				},
+			},
 		},
 	}
+}
+
+// trafficFromModel is the model's traffic blocks as the API's list.
+func trafficFromModel(ctx context.Context, list types.List) ([]TrafficTarget, diag.Diagnostics) {
+	out := []TrafficTarget{}
+	if list.IsNull() || list.IsUnknown() {
+		return out, nil
+	}
+	var blocks []struct {
+		Version types.String `tfsdk:"version"`
+		Percent types.Int64  `tfsdk:"percent"`
+	}
+	diags := list.ElementsAs(ctx, &blocks, false)
+	for _, b := range blocks {
+		out = append(out, TrafficTarget{Version: b.Version.ValueString(), Percent: b.Percent.ValueInt64()})
+	}
+	return out, diags
+}
+
+func trafficValue(targets []TrafficTarget) types.List {
+	elems := make([]attr.Value, 0, len(targets))
+	for _, t := range targets {
+		elems = append(elems, types.ObjectValueMust(trafficType.AttrTypes, map[string]attr.Value{
+			"version": types.StringValue(t.Version),
+			"percent": types.Int64Value(t.Percent),
+		}))
+	}
+	return types.ListValueMust(trafficType, elems)
+}
+
+func sameTraffic(a, b []TrafficTarget) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *functionResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -289,6 +372,7 @@ func (r *functionResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		plan.Phase = types.StringUnknown()
 		plan.Message = types.StringUnknown()
 		plan.ValidationVerdict = types.StringUnknown()
+		plan.Version = types.StringUnknown()
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
@@ -334,6 +418,8 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 		}
 		sort.Slice(secrets, func(i, j int) bool { return secrets[i].Name < secrets[j].Name })
 	}
+	traffic, d := trafficFromModel(ctx, m.Traffic)
+	diags.Append(d...)
 	spec := FunctionSpec{
 		Runtime:    m.Runtime.ValueString(),
 		Entrypoint: m.Entrypoint.ValueString(),
@@ -341,6 +427,7 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 		Egress:     egress,
 		Auth:       m.Auth.ValueString(),
 		Secrets:    secrets,
+		Traffic:    traffic,
 	}
 	if !m.CallbackURL.IsNull() && !m.CallbackURL.IsUnknown() {
 		v := m.CallbackURL.ValueString()
@@ -426,6 +513,8 @@ func applyRemote(ctx context.Context, m *functionModel, f *Function) diag.Diagno
 	} else {
 		m.SHA256 = types.StringValue("")
 	}
+	m.Traffic = trafficValue(f.Spec.Traffic)
+	m.Version = types.StringValue(f.Version)
 	m.Phase = types.StringValue(f.Status.Phase)
 	m.Message = types.StringValue(f.Status.Message)
 	m.URL = types.StringValue(f.URL)
@@ -460,7 +549,15 @@ func (r *functionResource) Update(ctx context.Context, req resource.UpdateReques
 	resp.Diagnostics.Append(d...)
 	read, d := req.Private.GetKey(ctx, specKey)
 	resp.Diagnostics.Append(d...)
-	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, false, lastRead{etag: string(etag), spec: string(read)})
+	var prior functionModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	traffic, d := trafficFromModel(ctx, prior.Traffic)
+	resp.Diagnostics.Append(d...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	last := lastRead{etag: string(etag), spec: string(read), traffic: traffic}
+	r.deploy(ctx, &plan, &resp.State, resp.Private, &resp.Diagnostics, false, last)
 }
 
 type stateSetter interface {
@@ -484,6 +581,8 @@ const (
 type lastRead struct {
 	etag string
 	spec string // a JSON string: the hex digest of the spec
+	// the traffic split as last read: kept until the new code is uploaded
+	traffic []TrafficTarget
 }
 
 // specDigest is a digest of the spec as the gateway returns it; the resource_version
@@ -552,7 +651,11 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 			return
 		}
 	}
-	f, drifted, err := r.putIfUnchanged(ctx, name, spec, last)
+	// the split is put after the upload: the new code's version does not exist before it
+	wanted := spec.Traffic
+	first := spec
+	first.Traffic = last.traffic
+	f, drifted, err := r.putIfUnchanged(ctx, name, first, last)
 	if drifted {
 		diags.AddError("Function "+name+" was changed outside Terraform",
 			"It changed since Terraform last read it (HTTP 412), and was not overwritten."+
@@ -573,7 +676,11 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 		}
 	}
 	if f.Spec.Code == nil || f.Spec.Code.SHA256 != sha || f.Status.Phase == "Failed" || f.Status.Phase == "Rejected" {
-		up, err := r.client.Upload(ctx, name, code)
+		percent := -1 // every call to the new version
+		if len(wanted) > 0 && f.Version != "" {
+			percent = 0 // a canary: no call until the split below gives it its share
+		}
+		up, err := r.client.UploadWithTraffic(ctx, name, code, percent)
 		if err != nil {
 			if report, ok := RejectedReport(err); ok {
 				fail("The upload of function "+name+" was rejected by validation",
@@ -585,6 +692,17 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 		}
 		if up.SHA256 != sha {
 			fail("Unexpected upload result", fmt.Sprintf("the gateway computed sha256 %s, the provider %s", up.SHA256, sha))
+			return
+		}
+	}
+	if latest, err := r.client.GetFunction(ctx, name); err != nil {
+		fail("Cannot read function "+name, apiMessage(err))
+		return
+	} else if !sameTraffic(latest.Spec.Traffic, wanted) {
+		split := spec
+		split.Traffic = wanted
+		if _, err := r.client.PutFunction(ctx, name, split, latest.ETag()); err != nil {
+			fail("Cannot set the traffic split of function "+name, apiMessage(err))
 			return
 		}
 	}

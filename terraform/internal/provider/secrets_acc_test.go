@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -59,6 +60,99 @@ func TestAccFunctionSecrets(t *testing.T) {
 			{ // a secret that does not exist fails the apply with the API's message
 				Config:      functionConfig(name, dir, "  secrets = { nope = \"X\" }\n"),
 				ExpectError: regexp.MustCompile(`(?s)secret 'nope' not found`),
+			},
+		},
+	})
+}
+
+// Versions and the traffic split: each apply with new code is a new version (read from
+// the `version` attribute); `traffic` blocks give a canary its share, and the new code is
+// uploaded with 0 % first, so it never gets more than configured.
+func TestAccFunctionTraffic(t *testing.T) {
+	name := uniqueName("tfacc-traffic")
+	one := codeDir(t, map[string]string{"handler.py": pyHandler("answer one")})
+	two := codeDir(t, map[string]string{"handler.py": pyHandler("answer two")})
+	const addr = "sless_function.f"
+	split := `
+  traffic {
+    version = "v1"
+    percent = 80
+  }
+  traffic {
+    version = "v2"
+    percent = 20
+  }
+`
+	answers := func(want ...string) resource.TestCheckFunc {
+		return checkRemote(name, func(f *Function) error {
+			seen := map[string]bool{}
+			for i := 0; i < 80 && len(seen) < len(want); i++ {
+				_, body, err := invoke(f.URL)
+				if err != nil {
+					return err
+				}
+				for _, w := range want {
+					if strings.Contains(body, w) {
+						seen[w] = true
+					}
+				}
+			}
+			if len(seen) != len(want) {
+				return fmt.Errorf("80 calls reached %v, want all of %v", seen, want)
+			}
+			return nil
+		})
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             checkFunctionsGone,
+		Steps: []resource.TestStep{
+			{
+				Config: functionConfig(name, one, ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", "v1"),
+					resource.TestCheckResourceAttr(addr, "traffic.#", "0"),
+					checkInvoke(addr, "answer one"),
+				),
+			},
+			{ // new code as a canary: v2 gets 20 %
+				Config: functionConfig(name, two, split),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", "v2"),
+					resource.TestCheckResourceAttr(addr, "traffic.#", "2"),
+					resource.TestCheckResourceAttr(addr, "traffic.1.version", "v2"),
+					resource.TestCheckResourceAttr(addr, "traffic.1.percent", "20"),
+					checkRemote(name, func(f *Function) error {
+						if len(f.Spec.Traffic) != 2 || f.Spec.Traffic[0] != (TrafficTarget{"v1", 80}) {
+							return fmt.Errorf("traffic: %v", f.Spec.Traffic)
+						}
+						return nil
+					}),
+					answers("answer one", "answer two"),
+				),
+			},
+			{Config: functionConfig(name, two, split), PlanOnly: true},
+			{ // promoted: no split, every call to v2
+				Config: functionConfig(name, two, ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", "v2"),
+					resource.TestCheckResourceAttr(addr, "traffic.#", "0"),
+					checkRemote(name, func(f *Function) error {
+						if len(f.Spec.Traffic) != 0 {
+							return fmt.Errorf("traffic still set: %v", f.Spec.Traffic)
+						}
+						return nil
+					}),
+				),
+			},
+			{ // a split that does not add up is the gateway's clear 422
+				Config: functionConfig(name, two, `
+  traffic {
+    version = "v1"
+    percent = 50
+  }
+`),
+				ExpectError: regexp.MustCompile(`(?s)add up to 50`),
 			},
 		},
 	})

@@ -83,6 +83,7 @@ def test_deployment_and_service() -> None:
         "app.kubernetes.io/managed-by": "sless",
         "sless.kube5s.ru/function": "hello",
         "sless.kube5s.ru/component": "function",
+        "sless.kube5s.ru/track": "current",
     }
     assert deployment["spec"]["replicas"] == 3
     assert deployment["spec"]["selector"] == {
@@ -95,11 +96,46 @@ def test_deployment_and_service() -> None:
     assert replicas_for(spec, enabled=False) == 0
     service = function_service("sless-acme", "hello")
     assert service["metadata"]["name"] == "fn-hello"
+    # the current version's Service selects the current track only, never a version's pods
+    assert service["spec"]["selector"] == {
+        "sless.kube5s.ru/function": "hello",
+        "sless.kube5s.ru/component": "function",
+        "sless.kube5s.ru/track": "current",
+    }
     assert service["spec"]["ports"] == [
         {"name": "http", "protocol": "TCP", "port": 8080, "targetPort": 8080}
     ]
     with pytest.raises(ValueError, match="limited to 60"):
         function_service("sless-acme", "a" * 61)
+
+
+def test_version_deployment_and_service() -> None:
+    """A traffic target's own Deployment and Service select its track only."""
+    image = "r/x@sha256:" + "c" * 64
+    settings = KubernetesSettings()
+    deployment = function_deployment(
+        FunctionSpec(), "sless-acme", "hello", image, SHA, settings, version="v4"
+    )
+    track = {
+        "sless.kube5s.ru/function": "hello",
+        "sless.kube5s.ru/component": "function",
+        "sless.kube5s.ru/track": "v4",
+    }
+    assert deployment["metadata"]["name"] == "fn-hello-v4"
+    assert deployment["spec"]["selector"] == {"matchLabels": track}
+    assert deployment["spec"]["template"]["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "sless",
+        **track,
+    }
+    service = function_service("sless-acme", "hello", "v4")
+    assert service["metadata"]["name"] == "fn-hello-v4"
+    assert service["spec"]["selector"] == track
+    # a long name still gives a DNS label of at most 63 characters, one per version
+    long_names = {
+        function_service("sless-acme", "a" * 60, v)["metadata"]["name"] for v in ("v1", "v12")
+    }
+    assert len(long_names) == 2
+    assert all(len(n) <= 63 and n.startswith("fn-a") for n in long_names)
 
 
 def test_cron_job_and_function_job() -> None:

@@ -80,9 +80,18 @@ def test_cidr_egress_excepts_metadata_and_api_server() -> None:
     assert policy is not None
     assert policy["metadata"]["name"] == "fn-f-egress"
     assert policy["spec"]["podSelector"] == {
-        "matchLabels": {"sless.kube5s.ru/function": "f", "sless.kube5s.ru/component": "function"}
+        "matchLabels": {
+            "sless.kube5s.ru/function": "f",
+            "sless.kube5s.ru/component": "function",
+            "sless.kube5s.ru/track": "current",
+        }
     }
     assert policy["spec"]["policyTypes"] == ["Egress"]
+    # a traffic target's pods get their own version's allowlist, never the current one's
+    other = function_egress_policy("sless-acme", "f", ["0.0.0.0/0:443"], [], version="v2")
+    assert other is not None
+    assert other["metadata"]["name"] == "fn-f-v2-egress"
+    assert other["spec"]["podSelector"]["matchLabels"]["sless.kube5s.ru/track"] == "v2"
     world, private, v6 = policy["spec"]["egress"]
     assert world == {
         "to": [
