@@ -21,9 +21,7 @@ import fcntl
 import json
 import logging
 import os
-import uuid
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +32,6 @@ _SUFFIX = ".jsonl"
 
 class JournalBusy(RuntimeError):
     """Another process holds this journal directory."""
-
-
-def encode(values: dict[str, Any]) -> bytes:
-    return (json.dumps(values, default=_default, separators=(",", ":")) + "\n").encode()
-
-
-def _default(value: object) -> str:
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"cannot journal a {type(value).__name__}")
 
 
 class Journal:
@@ -131,8 +117,9 @@ class Journal:
                 path.unlink()
 
     @staticmethod
-    def read(path: Path) -> Iterator[dict[str, Any]]:
-        """The records of one segment; a line cut short by a crash is skipped."""
+    def read(path: Path) -> Iterator[dict[str, Any] | list[Any]]:
+        """The records of one segment (JSON arrays, or objects from earlier versions); a
+        line cut short by a crash is skipped."""
         with path.open("rb") as f:
             for number, raw in enumerate(f, 1):
                 try:
@@ -140,7 +127,7 @@ class Journal:
                 except ValueError:
                     log.warning("skipping a cut line %d of journal segment %s", number, path.name)
                     continue
-                if isinstance(values, dict):
+                if isinstance(values, dict | list):
                     yield values
 
     def close(self, *, written: bool = False) -> None:
