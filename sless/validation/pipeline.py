@@ -76,9 +76,10 @@ class Validator:
         from sless.validation.manifests import check_manifests
         from sless.validation.static import run_static
 
-        entry = await check_entrypoint(directory, runtime, entrypoint)
-        if entry.verdict is Verdict.REJECT:
-            return [entry]
+        # static and manifests start with the entrypoint check rather than after it: for
+        # a JavaScript handler that check is a `node --check` process. An entrypoint that
+        # fails cancels them, and the report holds only that stage, as before. The LLM
+        # review (a paid request) starts only once the entrypoint is known to be good.
         static: asyncio.Future[StageResult]
         if self.settings.static_enabled:
             static = asyncio.ensure_future(
@@ -90,10 +91,31 @@ class Validator:
                 StageResult(name="static", status="skipped", detail="static analysis disabled")
             )
         manifests = asyncio.ensure_future(asyncio.to_thread(check_manifests, directory))
-        llm = asyncio.ensure_future(
-            review_with_llm(directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256)
-        )
-        return [entry, *await asyncio.gather(static, manifests, llm)]
+        try:
+            entry = await check_entrypoint(directory, runtime, entrypoint)
+        except BaseException:
+            await _cancel(static, manifests)
+            raise
+        if entry.verdict is Verdict.REJECT:
+            await _cancel(static, manifests)
+            return [entry]
+        try:
+            llm = asyncio.ensure_future(
+                review_with_llm(
+                    directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256
+                )
+            )
+            return [entry, *await asyncio.gather(static, manifests, llm)]
+        except BaseException:
+            await _cancel(static, manifests)
+            raise
+
+
+async def _cancel(*futures: asyncio.Future[StageResult]) -> None:
+    """Cancel ``futures`` and wait until they are done (semgrep killed, threads back)."""
+    for future in futures:
+        future.cancel()
+    await asyncio.gather(*futures, return_exceptions=True)
 
 
 def _ms(started: float) -> float:
