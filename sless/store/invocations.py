@@ -3,9 +3,10 @@
 The invoke path only appends a record to an in-memory queue (no database round trip)
 and, when a journal directory is given, one line to the write-ahead journal
 (``journal.py``: one ``write(2)``, no fsync), so a SIGKILL of the process loses nothing
-that was recorded. A background task writes batches with one idempotent
-``INSERT … SELECT unnest(…) ON CONFLICT (id) DO NOTHING``: a batch retried after a lost
-answer, or replayed from the journal after a crash, never makes a duplicate.
+that was recorded. A background task writes batches of up to 10,000 records, each with
+one ``COPY``; a batch that holds an id already written (retried after a lost answer, or
+replayed from the journal after a crash) makes the ``COPY`` fail whole and goes in again
+with ``INSERT … SELECT unnest(…) ON CONFLICT (id) DO NOTHING``: never a duplicate.
 
 When the database is unreachable (restarted, killed, a network cut) the writer keeps the
 batch and retries it with a capped back-off; everything recorded meanwhile waits in the

@@ -1,6 +1,8 @@
 """The invocation records' write-ahead journal: what a SIGKILL must not lose.
 
-Each record is appended, as one JSON line, to the journal's current segment file with a
+Each record is appended, as one JSON line (an array in column order,
+``InvocationRecord.journal_line``; segments of earlier versions hold objects keyed by
+column, and are read too), to the journal's current segment file with a
 single ``write(2)`` on an ``O_APPEND`` descriptor, in the same event-loop step that
 queues it for the database. A record written there is in the kernel's page cache: a
 SIGKILL (or any crash of the process) cannot lose it. The writer *seals* the current
