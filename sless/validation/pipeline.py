@@ -23,6 +23,7 @@ from sless.validation.report import Report, StageResult, Verdict, combine
 
 if TYPE_CHECKING:
     from sless.validation.llm import ReviewCache
+    from sless.validation.resident import ResidentSemgrep
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,20 @@ class Validator:
     llm_cache: ReviewCache | None = None
     #: per-file static results, so a re-upload scans only what changed
     static_cache: StaticCache = field(default_factory=StaticCache)
+
+    @cached_property
+    def resident(self) -> ResidentSemgrep | None:
+        """The resident semgrep for small re-uploads (started at its first scan)."""
+        if not (self.settings.semgrep_resident and self.settings.static_enabled):
+            return None
+        from sless.validation.resident import ResidentSemgrep
+
+        return ResidentSemgrep(self.settings)
+
+    async def close(self) -> None:
+        """Stop the resident semgrep, if one was started."""
+        if "resident" in self.__dict__ and self.resident is not None:
+            await self.resident.close()
 
     @cached_property
     def fingerprint(self) -> str:
@@ -83,7 +98,13 @@ class Validator:
         static: asyncio.Future[StageResult]
         if self.settings.static_enabled:
             static = asyncio.ensure_future(
-                run_static(directory, runtime, self.settings, cache=self.static_cache)
+                run_static(
+                    directory,
+                    runtime,
+                    self.settings,
+                    cache=self.static_cache,
+                    resident=self.resident,
+                )
             )
         else:
             static = asyncio.get_running_loop().create_future()
