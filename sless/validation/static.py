@@ -3,8 +3,10 @@ score that weighs what they found.
 
 Design and security reasoning:
 
-- One semgrep start per upload (:mod:`sless.validation.semgrep`); the text checks
-  (:mod:`sless.validation.text_checks`) run in a thread meanwhile.
+- One semgrep start per upload (:mod:`sless.validation.semgrep`), or none when a few
+  files are left to scan and the resident semgrep answers for them
+  (:mod:`sless.validation.resident`, which hands back anything unexpected); the text
+  checks (:mod:`sless.validation.text_checks`) run in a thread meanwhile.
 - The files are enumerated here, without following links; anything that is not a regular
   file is a finding, never silently skipped.
 - semgrep failing (missing, crashed, timed out, unparsable) makes the stage ``error`` with
