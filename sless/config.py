@@ -269,6 +269,9 @@ class ValidationSettings(BaseModel):
     #: semgrep executable (its own environment; see scripts/setup)
     semgrep_bin: str = "semgrep"
     semgrep_timeout_s: float = 60.0
+    #: scan small re-uploads (a few changed files) with a resident `semgrep lsp`, falling
+    #: back to a one-shot scan on anything unexpected (sless/validation/resident.py)
+    semgrep_resident: bool = True
     #: skip semgrep entirely (development only; the report says it did not run)
     static_enabled: bool = True
 

@@ -17,7 +17,9 @@ def validate_path(settings: Settings, path: Path, *, runtime: str, entrypoint: s
 
     data = path.read_bytes() if path.is_file() else pack_directory(path)
     sha256 = hashlib.sha256(data).hexdigest()
-    validator = Validator(settings.validation, settings.llm)
+    # one upload: a resident semgrep would only add its start-up
+    one_shot = settings.validation.model_copy(update={"semgrep_resident": False})
+    validator = Validator(one_shot, settings.llm)
     scratch = Path(tempfile.mkdtemp(prefix="sless-validate-"))
     try:
         return asyncio.run(

@@ -162,4 +162,5 @@ class Platform:
         await self.events.stop()
         await self.backend.stop()
         await self.recorder.close()
+        await self.validator.close()
         await self.db.close()

@@ -1,6 +1,8 @@
 """The invocation records' write-ahead journal: what a SIGKILL must not lose.
 
-Each record is appended, as one JSON line, to the journal's current segment file with a
+Each record is appended, as one JSON line (an array in column order,
+``InvocationRecord.journal_line``; segments of earlier versions hold objects keyed by
+column, and are read too), to the journal's current segment file with a
 single ``write(2)`` on an ``O_APPEND`` descriptor, in the same event-loop step that
 queues it for the database. A record written there is in the kernel's page cache: a
 SIGKILL (or any crash of the process) cannot lose it. The writer *seals* the current
@@ -21,9 +23,7 @@ import fcntl
 import json
 import logging
 import os
-import uuid
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +34,6 @@ _SUFFIX = ".jsonl"
 
 class JournalBusy(RuntimeError):
     """Another process holds this journal directory."""
-
-
-def encode(values: dict[str, Any]) -> bytes:
-    return (json.dumps(values, default=_default, separators=(",", ":")) + "\n").encode()
-
-
-def _default(value: object) -> str:
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"cannot journal a {type(value).__name__}")
 
 
 class Journal:
@@ -131,8 +119,9 @@ class Journal:
                 path.unlink()
 
     @staticmethod
-    def read(path: Path) -> Iterator[dict[str, Any]]:
-        """The records of one segment; a line cut short by a crash is skipped."""
+    def read(path: Path) -> Iterator[dict[str, Any] | list[Any]]:
+        """The records of one segment (JSON arrays, or objects from earlier versions); a
+        line cut short by a crash is skipped."""
         with path.open("rb") as f:
             for number, raw in enumerate(f, 1):
                 try:
@@ -140,7 +129,7 @@ class Journal:
                 except ValueError:
                     log.warning("skipping a cut line %d of journal segment %s", number, path.name)
                     continue
-                if isinstance(values, dict):
+                if isinstance(values, dict | list):
                     yield values
 
     def close(self, *, written: bool = False) -> None:

@@ -23,6 +23,7 @@ from sless.validation.report import Report, StageResult, Verdict, combine
 
 if TYPE_CHECKING:
     from sless.validation.llm import ReviewCache
+    from sless.validation.resident import ResidentSemgrep
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,20 @@ class Validator:
     llm_cache: ReviewCache | None = None
     #: per-file static results, so a re-upload scans only what changed
     static_cache: StaticCache = field(default_factory=StaticCache)
+
+    @cached_property
+    def resident(self) -> ResidentSemgrep | None:
+        """The resident semgrep for small re-uploads (started at its first scan)."""
+        if not (self.settings.semgrep_resident and self.settings.static_enabled):
+            return None
+        from sless.validation.resident import ResidentSemgrep
+
+        return ResidentSemgrep(self.settings)
+
+    async def close(self) -> None:
+        """Stop the resident semgrep, if one was started."""
+        if "resident" in self.__dict__ and self.resident is not None:
+            await self.resident.close()
 
     @cached_property
     def fingerprint(self) -> str:
@@ -76,13 +91,20 @@ class Validator:
         from sless.validation.manifests import check_manifests
         from sless.validation.static import run_static
 
-        entry = await check_entrypoint(directory, runtime, entrypoint)
-        if entry.verdict is Verdict.REJECT:
-            return [entry]
+        # static and manifests start with the entrypoint check rather than after it: for
+        # a JavaScript handler that check is a `node --check` process. An entrypoint that
+        # fails cancels them, and the report holds only that stage, as before. The LLM
+        # review (a paid request) starts only once the entrypoint is known to be good.
         static: asyncio.Future[StageResult]
         if self.settings.static_enabled:
             static = asyncio.ensure_future(
-                run_static(directory, runtime, self.settings, cache=self.static_cache)
+                run_static(
+                    directory,
+                    runtime,
+                    self.settings,
+                    cache=self.static_cache,
+                    resident=self.resident,
+                )
             )
         else:
             static = asyncio.get_running_loop().create_future()
@@ -90,10 +112,31 @@ class Validator:
                 StageResult(name="static", status="skipped", detail="static analysis disabled")
             )
         manifests = asyncio.ensure_future(asyncio.to_thread(check_manifests, directory))
-        llm = asyncio.ensure_future(
-            review_with_llm(directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256)
-        )
-        return [entry, *await asyncio.gather(static, manifests, llm)]
+        try:
+            entry = await check_entrypoint(directory, runtime, entrypoint)
+        except BaseException:
+            await _cancel(static, manifests)
+            raise
+        if entry.verdict is Verdict.REJECT:
+            await _cancel(static, manifests)
+            return [entry]
+        try:
+            llm = asyncio.ensure_future(
+                review_with_llm(
+                    directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256
+                )
+            )
+            return [entry, *await asyncio.gather(static, manifests, llm)]
+        except BaseException:
+            await _cancel(static, manifests)
+            raise
+
+
+async def _cancel(*futures: asyncio.Future[StageResult]) -> None:
+    """Cancel ``futures`` and wait until they are done (semgrep killed, threads back)."""
+    for future in futures:
+        future.cancel()
+    await asyncio.gather(*futures, return_exceptions=True)
 
 
 def _ms(started: float) -> float:

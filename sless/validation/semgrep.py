@@ -47,6 +47,7 @@ __all__ = [
     "resolve_semgrep",
     "run_semgrep",
     "semgrep_command",
+    "semgrep_env",
     "semgrep_program",
 ]
 
@@ -210,10 +211,9 @@ async def run_semgrep(
     return findings
 
 
-async def _run_bounded(
-    command: list[str], cwd: Path, budget_s: float, configured_timeout: float
-) -> bytes:
-    env = {
+def semgrep_env() -> dict[str, str]:
+    """semgrep's whole environment: no metrics, no version check, nothing else of ours."""
+    return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME") or str(Path.home()),
         "LANG": "C.UTF-8",
@@ -222,11 +222,16 @@ async def _run_bounded(
         # what the wrapper sets when stderr is not a terminal: no ANSI codes in errors
         "NO_COLOR": "1",
     }
+
+
+async def _run_bounded(
+    command: list[str], cwd: Path, budget_s: float, configured_timeout: float
+) -> bytes:
     try:
         proc = await asyncio.create_subprocess_exec(
             *command,
             cwd=cwd,
-            env=env,
+            env=semgrep_env(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

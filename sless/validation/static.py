@@ -3,8 +3,10 @@ score that weighs what they found.
 
 Design and security reasoning:
 
-- One semgrep start per upload (:mod:`sless.validation.semgrep`); the text checks
-  (:mod:`sless.validation.text_checks`) run in a thread meanwhile.
+- One semgrep start per upload (:mod:`sless.validation.semgrep`), or none when a few
+  files are left to scan and the resident semgrep answers for them
+  (:mod:`sless.validation.resident`, which hands back anything unexpected); the text
+  checks (:mod:`sless.validation.text_checks`) run in a thread meanwhile.
 - The files are enumerated here, without following links; anything that is not a regular
   file is a finding, never silently skipped.
 - semgrep failing (missing, crashed, timed out, unparsable) makes the stage ``error`` with
@@ -28,6 +30,7 @@ from sless.config import ValidationSettings
 from sless.validation.caching import FileKey, StaticCache, analysis_fingerprint
 from sless.validation.deobfuscation import Derived, derive
 from sless.validation.report import Finding, StageResult, Verdict, static_finding, strictest
+from sless.validation.resident import ResidentSemgrep
 from sless.validation.scoring import score
 from sless.validation.semgrep import SemgrepError, run_semgrep
 from sless.validation.text_checks import read_capped, scan_all_text
@@ -68,6 +71,7 @@ async def run_static(
     settings: ValidationSettings,
     *,
     cache: StaticCache | None = None,
+    resident: ResidentSemgrep | None = None,
 ) -> StageResult:
     """Run semgrep and the text checks over an extracted upload.
 
@@ -76,7 +80,7 @@ async def run_static(
     scanned before (same path, bytes and rules) are not scanned again.
     """
     started = time.perf_counter()
-    scan = await scan_static(directory, settings, cache=cache)
+    scan = await scan_static(directory, settings, cache=cache, resident=resident)
     status: Any = "ok"
     detail: str | None = None
     if scan.skipped:
@@ -97,7 +101,11 @@ async def run_static(
 
 
 async def scan_static(
-    directory: Path, settings: ValidationSettings, *, cache: StaticCache | None = None
+    directory: Path,
+    settings: ValidationSettings,
+    *,
+    cache: StaticCache | None = None,
+    resident: ResidentSemgrep | None = None,
 ) -> StaticScan:
     """Every finding of semgrep and the text checks over ``directory`` (one semgrep start).
 
@@ -118,7 +126,7 @@ async def scan_static(
                 files.remove(rel)
                 for finding in hit:
                     scan.add(finding)
-    fresh = await _scan_files(directory, files, settings, scan)
+    fresh = await _scan_files(directory, files, settings, scan, resident)
     for finding in fresh:
         scan.add(finding)
     if cache is not None and scan.error is None and not scan.skipped:
@@ -133,7 +141,11 @@ async def scan_static(
 
 
 async def _scan_files(
-    directory: Path, files: list[str], settings: ValidationSettings, scan: StaticScan
+    directory: Path,
+    files: list[str],
+    settings: ValidationSettings,
+    scan: StaticScan,
+    resident: ResidentSemgrep | None = None,
 ) -> list[Finding]:
     """The findings of one semgrep run and the text checks over ``files``."""
     fresh: list[Finding] = []
@@ -150,7 +162,15 @@ async def _scan_files(
             else:
                 try:
                     targets = [*files, *derived.origins]
-                    for finding in await run_semgrep(directory, targets, settings):
+                    found = None
+                    if resident is not None:
+                        # a few files: the resident semgrep, or None for the one-shot scan
+                        found = await resident.scan(
+                            {t: Path(t) if t.startswith("/") else directory / t for t in targets}
+                        )
+                    if found is None:
+                        found = await run_semgrep(directory, targets, settings)
+                    for finding in found:
                         fresh.append(derived.remap(finding))
                 except SemgrepError as e:
                     scan.error = str(e)[:_DETAIL_CHARS]
