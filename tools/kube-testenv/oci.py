@@ -7,9 +7,11 @@ node's network namespace). Standard library only: it runs with the machine's pyt
     oci.py push-layers --layer ROOTFS.tar [--layer MORE.tar ...] --config CONFIG.json --ref REF
     oci.py layer --out LAYER.tar [--file SRC:DEST:MODE ...] [--dir DEST ...]
     oci.py digest --ref REF            print the manifest digest of a pushed tag
+    oci.py compress LAYER.tar ...       gzip layers now (the build does, for the root filesystems)
 
-Layers are gzip-compressed once and cached next to their tar (``.tar.gz`` + ``.diffid``),
-so pushing again after the registry restarted is quick. The printed line is
+Layers are gzip-compressed once and cached next to their tar (``.tar.gz`` + ``.meta``), so
+pushing again after the registry restarted is quick. Both are written under temporary names
+and renamed into place: checkouts that share the build cache may push at once. The printed line is
 ``REF@sha256:...``: the digest the Deployment pins.
 """
 
@@ -60,7 +62,7 @@ def compressed(tar_path: Path) -> tuple[Path, str, str]:
         if cached.get("key") == key:
             return gz, cached["digest"], cached["diff_id"]
     diff = hashlib.sha256()
-    tmp = gz.with_name(gz.name + ".tmp")
+    tmp = gz.with_name(f"{gz.name}.tmp.{os.getpid()}")
     # mtime=0: the same tar always gives the same blob
     with (
         tar_path.open("rb") as src,
@@ -72,9 +74,11 @@ def compressed(tar_path: Path) -> tuple[Path, str, str]:
             out.write(chunk)
     tmp.replace(gz)
     digest = _sha256_file(gz)
-    meta.write_text(
+    meta_tmp = meta.with_name(f"{meta.name}.tmp.{os.getpid()}")
+    meta_tmp.write_text(
         json.dumps({"key": key, "digest": digest, "diff_id": "sha256:" + diff.hexdigest()})
     )
+    meta_tmp.replace(meta)
     return gz, digest, "sha256:" + diff.hexdigest()
 
 
@@ -245,6 +249,8 @@ def main(argv: list[str]) -> int:
     ly.add_argument("--dir", action="append", default=[])
     dg = sub.add_parser("digest")
     dg.add_argument("--ref", required=True)
+    cp = sub.add_parser("compress")
+    cp.add_argument("layers", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.cmd == "push-binary":
         with tempfile.TemporaryDirectory() as tmp:
@@ -256,6 +262,9 @@ def main(argv: list[str]) -> int:
             )
     elif args.cmd == "layer":
         files_layer(args.out, args.file, args.dir)
+    elif args.cmd == "compress":
+        for layer in args.layers:
+            compressed(layer)
     elif args.cmd == "push-layers":
         print(push_image(args.ref, args.layer, json.loads(args.config.read_text())))
     else:
