@@ -405,6 +405,13 @@ class KubernetesSettings(BaseModel):
     #: base URL that cron trigger and FunctionJob pods POST to (``<url>/fn/<ns>/<name>``);
     #: unset = gateway.public_url, else the gateway Service in gateway_namespace
     invoke_base_url: str | None = None
+    #: scale to zero: a function with ``min_instances: 0`` and no call for this many seconds
+    #: has its Deployment scaled to 0 by the operator; the gateway holds the next call
+    #: while it wakes it (0 = never: at least one pod always runs)
+    idle_timeout_s: float = 300.0
+    #: how long the gateway holds a call to a function scaled to zero before it answers
+    #: 503 (the pod must be scheduled, pulled and Ready within it)
+    activation_timeout_s: float = 90.0
 
 
 #: short environment names the documentation promises, as ``alias: (group, field)``; the

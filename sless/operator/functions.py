@@ -21,7 +21,9 @@ operator restart gives the same result.
 
 from __future__ import annotations
 
+import logging
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import kopf
@@ -41,9 +43,13 @@ from sless.policies import (
     function_egress_policy,
     function_service,
     image_repository,
+    is_idle,
     labels,
+    replicas_for,
     sandbox_runtime_class,
 )
+
+log = logging.getLogger("sless.operator")
 
 KIND = "Function"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -153,16 +159,21 @@ def job_state(job: dict[str, Any]) -> str:
     return "running"
 
 
-async def http_enabled(op: Operator, ns: str, name: str) -> bool:
-    """False when the function's pods have nothing to serve: it has http triggers, all of
-    them disabled, and no enabled cron or rabbitmq trigger calls it (Deployment at 0).
+async def trigger_state(op: Operator, ns: str, name: str) -> tuple[bool, bool]:
+    """(enabled, consumed) from the function's triggers.
 
-    A function without http triggers is reachable as always; the gateway refuses
-    ``/fn/...`` calls to one whose http triggers are all disabled.
+    ``enabled`` is False when the function's pods have nothing to serve: it has http
+    triggers, all of them disabled, and no enabled cron or rabbitmq trigger calls it
+    (Deployment at 0). A function without http triggers is reachable as always; the
+    gateway refuses ``/fn/...`` calls to one whose http triggers are all disabled.
+
+    ``consumed``: an enabled rabbitmq trigger calls it. ``sless events`` calls pods
+    directly and may not wake a function (its RBAC writes nothing), so such a function is
+    never scaled to zero for being idle.
     """
     k = op.settings.kubernetes
     path = collection_path(f"{k.group}/{k.version}", "Trigger", ns)
-    http_seen = http_open = other_open = False
+    http_seen = http_open = other_open = consumed = False
     for trigger in await op.api.list(path):
         spec = trigger.get("spec") or {}
         if spec.get("function") != name or trigger["metadata"].get("deletionTimestamp"):
@@ -173,11 +184,19 @@ async def http_enabled(op: Operator, ns: str, name: str) -> bool:
             http_open = http_open or enabled
         else:
             other_open = other_open or enabled
-    return not http_seen or http_open or other_open
+            consumed = consumed or (enabled and spec.get("type") == "rabbitmq")
+    return not http_seen or http_open or other_open, consumed
+
+
+def idle(op: Operator, body: dict[str, Any], *, consumed: bool) -> bool:
+    """Scaled to zero: no call within the idle timeout (and no rabbitmq consumer)."""
+    timeout = op.settings.kubernetes.idle_timeout_s
+    return not consumed and is_idle(body["metadata"], datetime.now(UTC), timeout)
 
 
 async def sync_replicas(op: Operator, ns: str, name: str) -> None:
-    """Scale an existing Deployment to what the function's spec and triggers say."""
+    """Scale an existing Deployment to what the function's spec, triggers and last call
+    say (the idle timer, a trigger change and the gateway's wake-up all come here)."""
     body = await op.api.get(op.cr_path(KIND, ns, name))
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
@@ -185,10 +204,14 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
         spec = FunctionSpec.model_validate(body.get("spec") or {})
     except ValidationError:
         return
-    enabled = await http_enabled(op, ns, name)
-    replicas = max(1, spec.min_instances) if enabled else 0
+    enabled, consumed = await trigger_state(op, ns, name)
+    replicas = replicas_for(spec, enabled=enabled, idle=idle(op, body, consumed=consumed))
     path = object_path("apps/v1", "Deployment", ns, labels.function_object_name(name))
+    deployment = await op.api.get(path)
+    if deployment is None or (deployment.get("spec") or {}).get("replicas") == replicas:
+        return
     await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+    log.info("function %s/%s: %d replicas", ns, name, replicas)
 
 
 async def reconcile(op: Operator, body: dict[str, Any]) -> None:
@@ -261,6 +284,7 @@ async def _deploy(
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
         runtime_class = sandbox_runtime_class(k)
+        enabled, consumed = await trigger_state(op, ns, name)
         deployment = function_deployment(
             spec,
             ns,
@@ -268,7 +292,8 @@ async def _deploy(
             image,
             sha,
             k,
-            enabled=await http_enabled(op, ns, name),
+            enabled=enabled,
+            idle=idle(op, body, consumed=consumed),
             # written by the gateway's backend with the function's Secret: a new value
             # rolls the pods
             secrets_version=(body["metadata"].get("annotations") or {}).get(

@@ -8,7 +8,12 @@
   went back to Pending (a held upload released) — kopf never reacts to status changes by
   itself.
 - kopf keeps its bookkeeping in annotations with the sless prefix, never in ``status``
-  (which the CRD schema prunes to the documented fields).
+  (which the CRD schema prunes to the documented fields). kopf's diff ignores every
+  annotation under that prefix, so the gateway's ``last-call`` never runs a reconcile:
+  the event watch sees it (a wake-up from zero) and so does the idle timer.
+- Scale to zero (``SLESS_KUBERNETES_IDLE_TIMEOUT_S`` > 0): a timer per Function scales an
+  idle one's Deployment to 0; a new ``last-call`` annotation (the gateway holds a call to
+  a function without pods) scales it back at once.
 """
 
 from __future__ import annotations
@@ -119,6 +124,15 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
 
     @kopf.on.event(group, version, "functions", registry=registry)
     async def function_event(body: Any, memo: Any, type: str | None, **_: Any) -> None:
+        op = _op(memo)
+        meta = body.get("metadata") or {}
+        last_call = (meta.get("annotations") or {}).get(labels.LAST_CALL_ANNOTATION)
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        if type == "DELETED":
+            op.last_calls.pop(key, None)
+        elif last_call and op.last_calls.get(key) != last_call:
+            op.last_calls[key] = last_call
+            await functions.sync_replicas(op, *key)  # a wake-up: the gateway holds a call
         status = body.get("status") or {}
         code = (body.get("spec") or {}).get("code") or {}
         released = (
@@ -127,7 +141,16 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
             and (status.get("observed_sha256") != code.get("sha256"))
         )
         if type == "MODIFIED" and released:
-            await _quietly(functions.reconcile(_op(memo), dict(body)))
+            await _quietly(functions.reconcile(op, dict(body)))
+
+    if k.idle_timeout_s > 0:
+        # a few checks per idle timeout: a function is scaled down within ~1/4 of it
+        every = min(60.0, max(1.0, k.idle_timeout_s / 4))
+
+        @kopf.timer(group, version, "functions", interval=every, registry=registry)
+        async def function_idle(body: Any, memo: Any, **_: Any) -> None:
+            meta = body["metadata"]
+            await functions.sync_replicas(_op(memo), meta["namespace"], meta["name"])
 
     @kopf.on.event(
         "batch", "v1", "jobs", labels={labels.MANAGED_BY: labels.MANAGER}, registry=registry

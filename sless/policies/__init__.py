@@ -50,6 +50,8 @@ from sless.policies.workloads import (
     function_job,
     function_service,
     invoke_url,
+    is_idle,
+    last_activity,
     replicas_for,
 )
 
@@ -79,7 +81,9 @@ __all__ = [
     "image_repository",
     "invoke_url",
     "invoker_pod_spec",
+    "is_idle",
     "labels",
+    "last_activity",
     "limit_range",
     "parse_egress",
     "plan_for",

@@ -5,6 +5,7 @@ CronJob of a cron trigger and the Job of a FunctionJob run. Pod templates come f
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from sless.config import KubernetesSettings
@@ -13,11 +14,46 @@ from sless.policies import labels
 from sless.policies.pods import function_pod_spec, invoker_pod_spec
 
 
-def replicas_for(spec: FunctionSpec, *, enabled: bool) -> int:
-    """``min_instances`` pods, at least one: nothing scales a Deployment up from zero in
-    Kubernetes mode, so 0 would make the function unreachable. A disabled http trigger
-    scales it to 0."""
-    return max(1, spec.min_instances) if enabled else 0
+def replicas_for(spec: FunctionSpec, *, enabled: bool, idle: bool = False) -> int:
+    """``min_instances`` pods, at least one while the function is called; 0 when it has
+    been ``idle`` (``min_instances: 0`` and no call within the idle timeout: the gateway
+    wakes it on the next call) or when its http triggers are all disabled."""
+    if not enabled or (idle and spec.min_instances == 0):
+        return 0
+    return max(1, spec.min_instances)
+
+
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def last_activity(metadata: dict[str, Any]) -> datetime | None:
+    """When a Function was last called (the gateway's annotation) or, never called,
+    created: the later of the two. None when neither can be read."""
+    annotations = metadata.get("annotations") or {}
+    times = [
+        t
+        for t in (
+            _timestamp(annotations.get(labels.LAST_CALL_ANNOTATION)),
+            _timestamp(metadata.get("creationTimestamp")),
+        )
+        if t is not None
+    ]
+    return max(times) if times else None
+
+
+def is_idle(metadata: dict[str, Any], now: datetime, idle_timeout_s: float) -> bool:
+    """No call within ``idle_timeout_s`` (0 turns scale to zero off)."""
+    if idle_timeout_s <= 0:
+        return False
+    last = last_activity(metadata)
+    return last is not None and (now - last).total_seconds() > idle_timeout_s
 
 
 def function_deployment(
@@ -29,6 +65,7 @@ def function_deployment(
     settings: KubernetesSettings,
     *,
     enabled: bool = True,
+    idle: bool = False,
     secrets_version: str | None = None,
 ) -> dict[str, Any]:
     """``secrets_version`` (the function's secrets' write stamps) goes on the pod template:
@@ -47,7 +84,7 @@ def function_deployment(
             "annotations": {labels.SHA256_ANNOTATION: sha256},
         },
         "spec": {
-            "replicas": replicas_for(spec, enabled=enabled),
+            "replicas": replicas_for(spec, enabled=enabled, idle=idle),
             "revisionHistoryLimit": 2,
             "selector": {"matchLabels": labels.function_selector(name)},
             "strategy": {

@@ -7,7 +7,8 @@ reports back in the Function's status (``servingSpec`` once a version serves).
 The invoke path makes no API round trip: two watches keep an in-memory index current,
 one on Functions (the serving spec, its phase and auth mode) and one on EndpointSlices
 (the ready addresses of each ``fn-<name>`` Service), and ``upstream()`` leases a pooled
-connection to the least busy ready instance (``endpoints.py``).
+connection to the least busy ready instance (``endpoints.py``). A function scaled to zero
+is woken and its call held until a pod is ready (``activation.py``).
 
 Races: a spec is replaced with the resourceVersion it was read at, so a concurrent
 change (another gateway replica, the operator's status update) makes the write fail
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from sless.backends.base import Upstream
+from sless.backends.kubernetes.activation import Activator
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.function_secrets import FunctionSecrets
 from sless.backends.kubernetes.logs import pod_logs
@@ -113,6 +115,7 @@ class KubernetesBackend(TriggerResources):
         self._trigger_subscribers: list[Callable[[], None]] = []
         #: (namespace, function) -> some http trigger of it is enabled; absent: none exists
         self._http_open: dict[Key, bool] = {}
+        self._activator = Activator(self.api, self._path, kube)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -165,6 +168,7 @@ class KubernetesBackend(TriggerResources):
         self._watchers.clear()
         self._trigger_index = None
         self._trigger_subscribers.clear()
+        await self._activator.close()
         pools = list(self._pools.values())
         self._pools.clear()
         await asyncio.gather(*(pool.close() for pool in pools), return_exceptions=True)
@@ -222,6 +226,7 @@ class KubernetesBackend(TriggerResources):
                 grace_s=self.settings.gateway.shutdown_grace_s,
             )
         pool.update(addresses, limit=entry.spec.concurrency)
+        self._activator.available(key)
 
     # -- invocation (no I/O) -----------------------------------------------------------
 
@@ -236,10 +241,11 @@ class KubernetesBackend(TriggerResources):
     @contextlib.asynccontextmanager
     async def upstream(self, namespace: str, name: str) -> AsyncIterator[Upstream]:
         self.serving(namespace, name)
-        pool = self._pools.get((namespace, name))
-        if pool is None:
-            raise NotReady(f"function {name!r} has no ready instances")
-        async with pool.lease() as upstream:
+        key = (namespace, name)
+        if key not in self._pools:  # scaled to zero (or starting): wake it, hold the call
+            await self._activator.wake(key, lambda: key in self._pools)
+        self._activator.called(key)
+        async with self._pools[key].lease() as upstream:
             yield upstream
 
     def endpoints(self, namespace: str, name: str) -> frozenset[str]:
