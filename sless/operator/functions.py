@@ -191,7 +191,7 @@ async def trigger_state(op: Operator, ns: str, name: str) -> tuple[bool, bool]:
 def idle(op: Operator, body: dict[str, Any], *, consumed: bool) -> bool:
     """Scaled to zero: no call within the idle timeout (and no rabbitmq consumer)."""
     timeout = op.settings.kubernetes.idle_timeout_s
-    return not consumed and is_idle(body["metadata"], datetime.now(UTC), timeout)
+    return not consumed and is_idle(body, datetime.now(UTC), timeout)
 
 
 async def sync_replicas(op: Operator, ns: str, name: str) -> None:

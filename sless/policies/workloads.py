@@ -33,26 +33,41 @@ def _timestamp(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def last_activity(metadata: dict[str, Any]) -> datetime | None:
-    """When a Function was last called (the gateway's annotation) or, never called,
-    created: the later of the two. None when neither can be read."""
+def _ready_since(status: dict[str, Any]) -> datetime | bool | None:
+    """When the Ready condition became True; False while it is not True."""
+    for item in status.get("conditions") or []:
+        if isinstance(item, dict) and item.get("type") == "Ready":
+            if item.get("status") != "True":
+                return False
+            return _timestamp(item.get("lastTransitionTime"))
+    return False
+
+
+def last_activity(body: dict[str, Any]) -> datetime | None:
+    """The latest of: the gateway's last call, the Function's creation, the moment its
+    serving version became Ready (a new version starts awake). None when none reads."""
+    metadata = body.get("metadata") or {}
     annotations = metadata.get("annotations") or {}
+    ready = _ready_since(body.get("status") or {})
     times = [
         t
         for t in (
             _timestamp(annotations.get(labels.LAST_CALL_ANNOTATION)),
             _timestamp(metadata.get("creationTimestamp")),
+            ready if isinstance(ready, datetime) else None,
         )
         if t is not None
     ]
     return max(times) if times else None
 
 
-def is_idle(metadata: dict[str, Any], now: datetime, idle_timeout_s: float) -> bool:
-    """No call within ``idle_timeout_s`` (0 turns scale to zero off)."""
-    if idle_timeout_s <= 0:
+def is_idle(body: dict[str, Any], now: datetime, idle_timeout_s: float) -> bool:
+    """A Function's ``body`` is idle when it is Ready and had no call within
+    ``idle_timeout_s`` (0 turns scale to zero off). One not Ready (being built or rolled
+    out now) is never idle: its pods start, and the timeout counts from then."""
+    if idle_timeout_s <= 0 or _ready_since(body.get("status") or {}) is False:
         return False
-    last = last_activity(metadata)
+    last = last_activity(body)
     return last is not None and (now - last).total_seconds() > idle_timeout_s
 
 
@@ -173,7 +188,7 @@ def cron_job(
                 "metadata": {"labels": pod_labels},
                 "spec": {
                     "backoffLimit": 0,
-                    "activeDeadlineSeconds": int(timeout_s) + 60,
+                    "activeDeadlineSeconds": int(timeout_s + settings.activation_timeout_s) + 60,
                     "ttlSecondsAfterFinished": 3600,
                     "template": {
                         "metadata": {"labels": pod_labels},
@@ -211,7 +226,7 @@ def function_job(
         },
         "spec": {
             "backoffLimit": 0,
-            "activeDeadlineSeconds": int(timeout_s) + 60,
+            "activeDeadlineSeconds": int(timeout_s + settings.activation_timeout_s) + 60,
             "template": {
                 "metadata": {"labels": pod_labels},
                 "spec": invoker_pod_spec(url, json.dumps(payload), timeout_s, settings),

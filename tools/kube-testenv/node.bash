@@ -23,6 +23,9 @@ KANIKO_VERSION=v1.23.2
 DEBIAN_SUITE=bookworm
 PYTHON_PACKAGES=python3.11,python3   # bookworm: Python 3.11.2
 NODE_BASE_PACKAGES=libstdc++6,ca-certificates
+# the invoker of cron triggers and FunctionJobs (SLESS_KUBERNETES_INVOKER_IMAGE): curl only
+# (bookworm: 7.88; the invoker's options need >= 7.76)
+INVOKER_PACKAGES=curl,ca-certificates
 NODEJS_VERSION=20.20.2
 NODEJS_TGZ_SHA256=c3e7aaf69557617ff16376e83078daf2e862f086399b32b341f68ebcd5e72781
 RUNTIME_TAG=0.1.0
@@ -163,7 +166,7 @@ node_all_current() {
     done
     is_current kaniko/executor "$(kaniko_stamp "$gover")" || return 1
     local rootfs
-    for rootfs in python3.11 nodejs20; do
+    for rootfs in python3.11 nodejs20 invoker; do
         [[ -f $BIN/images/$rootfs-rootfs.tar && -f $BIN/images/$rootfs-rootfs.tar.meta ]] || return 1
     done
     [[ -x $BIN/images/nodejs-$NODEJS_VERSION/bin/node ]]
@@ -213,13 +216,16 @@ node_nodejs() {  # $BIN/images/nodejs-VERSION/bin/node: the binary of the npm pa
 node_build_images() {
     node_rootfs python3.11 "$PYTHON_PACKAGES"
     node_rootfs nodejs20 "$NODE_BASE_PACKAGES"
+    node_rootfs invoker "$INVOKER_PACKAGES"
     node_nodejs
     # gzip the root filesystems here, once: `start` then only reads the build cache
-    python3 "$MODDIR/oci.py" compress "$BIN/images/python3.11-rootfs.tar" "$BIN/images/nodejs20-rootfs.tar"
+    python3 "$MODDIR/oci.py" compress "$BIN/images/python3.11-rootfs.tar" "$BIN/images/nodejs20-rootfs.tar" \
+        "$BIN/images/invoker-rootfs.tar"
 }
 
 runtime_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/runtime-$1:$RUNTIME_TAG"; }
 kaniko_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/kaniko-executor:$KANIKO_VERSION"; }
+invoker_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/invoker:$RUNTIME_TAG"; }
 
 node_push_images() {  # inside the netns, after the registry is up
     # the root filesystems come from the build cache; this checkout's layers go to DIR/images
@@ -250,6 +256,9 @@ node_push_images() {  # inside the netns, after the registry is up
     "${oci[@]}" push-layers --layer "$B/nodejs20-rootfs.tar" --layer "$I/nodejs20-runtime.tar" \
         --config "$I/nodejs20.json" --ref "$(runtime_image nodejs20)"
     "${oci[@]}" push-layers --layer "$I/kaniko.tar" --config "$I/kaniko.json" --ref "$(kaniko_image)"
+    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "User": "65534:65534",
+        "Entrypoint": ["curl"]}' > "$I/invoker.json"
+    "${oci[@]}" push-layers --layer "$B/invoker-rootfs.tar" --config "$I/invoker.json" --ref "$(invoker_image)"
 }
 
 # ---------------------------------------------------------------------------------------------

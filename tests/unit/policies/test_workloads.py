@@ -38,24 +38,33 @@ def test_a_new_secrets_version_changes_the_pod_template() -> None:
 NOW = datetime(2026, 12, 3, 12, 0, 0, tzinfo=UTC)
 
 
-def _meta(created: str, last_call: str | None = None) -> dict:
+def _body(created: str, last_call: str | None = None, ready: str | None = "ready") -> dict:
     meta: dict = {"creationTimestamp": created}
     if last_call is not None:
         meta["annotations"] = {labels.LAST_CALL_ANNOTATION: last_call}
-    return meta
+    status = "True" if ready else "False"
+    since = created if ready in (None, "ready") else ready
+    condition = {"type": "Ready", "status": status, "lastTransitionTime": since}
+    return {"metadata": meta, "status": {"conditions": [condition]}}
 
 
-def test_idle_means_no_call_and_no_creation_within_the_timeout() -> None:
+def test_idle_means_ready_and_no_call_within_the_timeout() -> None:
     old = "2026-12-03T11:00:00Z"
-    assert is_idle(_meta(old), NOW, 300)
-    assert not is_idle(_meta(old, "2026-12-03T11:58:00Z"), NOW, 300)
-    assert is_idle(_meta(old, "2026-12-03T11:54:59Z"), NOW, 300)
+    assert is_idle(_body(old), NOW, 300)
+    assert not is_idle(_body(old, "2026-12-03T11:58:00Z"), NOW, 300)
+    assert is_idle(_body(old, "2026-12-03T11:54:59Z"), NOW, 300)
     # created a moment ago, never called: not idle yet
-    assert not is_idle(_meta("2026-12-03T11:59:00Z"), NOW, 300)
+    assert not is_idle(_body("2026-12-03T11:59:00Z"), NOW, 300)
+    # a new version became Ready a moment ago: it starts awake
+    assert not is_idle(_body(old, ready="2026-12-03T11:58:00Z"), NOW, 300)
+    # not Ready (building, rolling out): never idle
+    assert not is_idle(_body(old, ready=None), NOW, 300)
     # 0 turns scale to zero off; unreadable times never count as idle
-    assert not is_idle(_meta(old), NOW, 0)
-    assert not is_idle({"annotations": {labels.LAST_CALL_ANNOTATION: "yesterday"}}, NOW, 300)
-    assert last_activity(_meta(old, "garbage")) == datetime(2026, 12, 3, 11, 0, tzinfo=UTC)
+    assert not is_idle(_body(old), NOW, 0)
+    garbage = _body("soon", "yesterday")
+    garbage["status"]["conditions"][0]["lastTransitionTime"] = "later"
+    assert not is_idle(garbage, NOW, 300)
+    assert last_activity(_body(old, "garbage")) == datetime(2026, 12, 3, 11, 0, tzinfo=UTC)
 
 
 def test_replicas_scale_to_zero_only_without_min_instances() -> None:
