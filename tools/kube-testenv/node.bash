@@ -39,7 +39,7 @@ PAUSE_IMAGE="$NODE_IP:$REGISTRY_PORT/sless/pause:1"
 # Host sysctls kubelet sets on start (pkg/kubelet/cm: setupKernelTunables); restored on stop.
 NODE_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 
-node_k8s_binaries() { echo kubelet kube-scheduler kube-proxy pause; }
+node_k8s_binaries() { echo kubelet kube-scheduler kube-proxy kubectl pause; }
 # name package@version cgo tags; built with `go install`, so each from its own go.mod/go.sum.
 node_go_installs() {
     cat <<EOF
