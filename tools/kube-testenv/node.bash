@@ -261,6 +261,40 @@ node_push_images() {  # inside the netns, after the registry is up
     "${oci[@]}" push-layers --layer "$B/invoker-rootfs.tar" --config "$I/invoker.json" --ref "$(invoker_image)"
 }
 
+platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
+
+# The platform's own image (gateway, operator, `sless events`), built like the runtime images:
+# the python3.11 root filesystem plus a layer with this checkout's sless and its locked
+# dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc). Prints REF@DIGEST.
+node_push_platform() {
+    local B=$BIN/images I=$DIR/images/platform uv
+    uv=$(command -v uv || echo "$HOME/.local/bin/uv")
+    [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
+    local target=(--target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
+    rm -rf "$I"; mkdir -p "$I"
+    (cd "$ROOT" && "$uv" export --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
+        -o "$I/requirements.txt") || die "uv export failed"
+    "$uv" pip install "${target[@]}" -r "$I/requirements.txt" >&2 || die "installing the platform's dependencies failed"
+    (cd "$ROOT" && "$uv" pip install "${target[@]}" .) >&2 || die "installing sless failed"
+    rm -rf "$I/site/bin"  # console scripts name this machine's interpreter
+    printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
+    python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
+        --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless
+    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONPATH=/opt/sless",
+        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless"],
+        "User": "65532:65532", "WorkingDir": "/", "ExposedPorts": {"8080/tcp": {}},
+        "Entrypoint": ["sless"]}' > "$I/config.json"
+    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$I/site.tar" \
+        --config "$I/config.json" --ref "$(platform_image)"
+}
+
+cmd_push_platform() {
+    [[ $# == 1 && -f $1/node.env ]] || die "usage: kube-testenv push-platform DIR (a running node)" 2
+    DIR=$(cd "$1" && pwd)
+    node_mode_from_dir
+    node_push_platform
+}
+
 # ---------------------------------------------------------------------------------------------
 # start
 
