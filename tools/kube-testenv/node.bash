@@ -264,13 +264,27 @@ node_push_images() {  # inside the netns, after the registry is up
 platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
 
 # The platform's own image (gateway, operator, `sless events`), built like the runtime images:
-# the python3.11 root filesystem plus a layer with this checkout's sless and its locked
-# dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc). Prints REF@DIGEST.
+# the python3.11 root filesystem, a layer with semgrep (the version scripts/setup pins, in
+# its own directory: its pins clash with ours) and a layer with this checkout's sless and its
+# locked dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc).
+# Prints REF@DIGEST.
 node_push_platform() {
-    local B=$BIN/images I=$DIR/images/platform uv
+    local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
     uv=$(command -v uv || echo "$HOME/.local/bin/uv")
     [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
     local target=(--target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
+    semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
+    S=$DIR/images/semgrep-$semgrep_version
+    if [[ ! -f $S/layer.tar ]]; then
+        rm -rf "$S"; mkdir -p "$S"
+        "$uv" pip install -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
+            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed"
+        rm -rf "$S/opt/bin"
+        printf '#!/bin/sh\nPYTHONPATH=/opt/semgrep exec python3 -m semgrep "$@"\n' > "$S/semgrep"
+        python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
+            --file "$S/semgrep:/usr/local/bin/semgrep:0755"
+        mv "$S/layer.tar.tmp" "$S/layer.tar"
+    fi
     rm -rf "$I"; mkdir -p "$I"
     (cd "$ROOT" && "$uv" export --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
         -o "$I/requirements.txt") || die "uv export failed"
@@ -281,10 +295,12 @@ node_push_platform() {
     python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
         --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless
     printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONPATH=/opt/sless",
-        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless"],
+        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless",
+        "HOME=/tmp"],
         "User": "65532:65532", "WorkingDir": "/", "ExposedPorts": {"8080/tcp": {}},
         "Entrypoint": ["sless"]}' > "$I/config.json"
-    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$I/site.tar" \
+    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$S/layer.tar" \
+        --layer "$I/site.tar" \
         --config "$I/config.json" --ref "$(platform_image)"
 }
 
