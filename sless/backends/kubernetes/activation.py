@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 
 from sless.config import KubernetesSettings
 from sless.errors import NotReady, SlessError
-from sless.kube import KubeApi
+from sless.kube import Forbidden, KubeApi
 from sless.policies import labels
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ class Activator:
         self._touched: dict[Key, float] = {}
         self._ready: dict[Key, asyncio.Event] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._may_record = True
 
     async def _write(self, key: Key) -> None:
         self._touched[key] = time.monotonic()
@@ -62,12 +63,16 @@ class Activator:
     async def _write_quietly(self, key: Key) -> None:
         try:
             await self._write(key)
+        except Forbidden:
+            # a reader (sless events): it never wakes anything, so it stops trying
+            self._may_record = False
+            log.info("this process may not write Functions: calls are not recorded")
         except SlessError as e:
             log.info("could not record a call of %s/%s: %s", *key, e)
 
     def called(self, key: Key) -> None:
         """A call is going to a ready pod: keep the function awake (throttled)."""
-        if not self.enabled:
+        if not self.enabled or not self._may_record:
             return
         if time.monotonic() - self._touched.get(key, -1e9) < self._touch_every_s:
             return
