@@ -40,10 +40,15 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.conftest import ADMIN_TOKEN
-from tests.node.stack import INVOKER_IMAGE, KANIKO_IMAGE, s3_server
+from tests.node.stack import INVOKER_IMAGE, KANIKO_IMAGE, deploy, s3_server
 from tests.node.support import NODE_IP, REGISTRY, ROOT, Node, wait_for
 
 SYSTEM = "sless-system"
+HELLO = {
+    "handler.py": (
+        "import os\ndef handle(event, context):\n    return {'release': os.uname().release}\n"
+    )
+}
 SCRIPT = ROOT / "scripts" / "kube-testenv"
 
 # image build and push, pulls and six cold pods on 2 shared cores
@@ -218,7 +223,8 @@ def _active_operator(api: Any) -> str | None:
     return ranked[0][1] if len(ranked) >= 2 else None
 
 
-def _onboard(gateway_url: str, tenant: str) -> None:
+def _onboard(gateway_url: str, tenant: str) -> str:
+    """The new tenant's token."""
     made = httpx.post(
         f"{gateway_url}/v1/admin/tenants",
         json={"name": tenant},
@@ -226,6 +232,7 @@ def _onboard(gateway_url: str, tenant: str) -> None:
         timeout=60,
     )
     assert made.status_code == 201, made.text
+    return str(made.json()["token"])
 
 
 def _namespace_made(api: Any, name: str) -> bool:
@@ -311,7 +318,7 @@ def _installed_and_failing_over(
     killed = time.monotonic()
     client.CoreV1Api(api).delete_namespaced_pod(active, SYSTEM)
     second = "inst" + uuid.uuid4().hex[:6]
-    _onboard(gateway_url, second)
+    token = _onboard(gateway_url, second)
     wait_for(
         "the second tenant's namespace (by the other operator)",
         lambda: _namespace_made(api, f"sless-{second}"),
@@ -329,6 +336,27 @@ def _installed_and_failing_over(
             f" pods available {available_s:.1f} s after kubectl apply -k; operator failover"
             f" (active pod deleted → the other made a new tenant's namespace): {failover_s:.2f} s"
         )
+    _a_function_through_the_installed_platform(gateway_url, second, token)
+
+
+def _a_function_through_the_installed_platform(gateway_url: str, tenant: str, token: str) -> None:
+    """Upload (validated by the image's semgrep), build by the operator that took over,
+    and a call through the gateway pod: 200 from a pod under gVisor."""
+    ns = f"sless-{tenant}"
+    with httpx.Client(
+        base_url=gateway_url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+    ) as acme:
+        wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
+        deploy(acme, ns, "hello", "python3.11", HELLO)
+        answer = wait_for("hello's answer", lambda: call_at(gateway_url, ns, "hello"), every_s=1)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["release"].endswith("-gvisor"), answer.json()
+        acme.delete(f"/v1/namespaces/{ns}/functions/hello")
+
+
+def call_at(gateway_url: str, ns: str, name: str) -> httpx.Response | None:
+    answer = httpx.get(f"{gateway_url}/fn/{ns}/{name}", timeout=300)
+    return None if answer.status_code == 503 else answer
 
 
 def _pdb_allowed(api: Any) -> int:
