@@ -27,7 +27,7 @@ from pydantic import SecretStr
 
 from sless import policies
 from sless.config import Settings
-from tests.conftest import ADMIN_TOKEN
+from tests.conftest import ADMIN_TOKEN, TEST_SECRETS_KEYS
 from tests.kube.test_gateway_kubernetes import _kubernetes_app
 from tests.kube.test_operator import RunningOperator, install_crds
 from tests.node.support import NODE_IP, REGISTRY, ROOT, Node, wait_for
@@ -61,6 +61,8 @@ def node_settings(node: Node, s3_endpoint: str, bucket: str, data_dir: Any) -> S
     settings.data_dir = data_dir
     settings.backend = "kubernetes"
     settings.admin.token = SecretStr(ADMIN_TOKEN)
+    # Kubernetes mode refuses to start without the tenant secrets' shared key
+    settings.secrets.keys = SecretStr(TEST_SECRETS_KEYS)
     settings.gateway.port = free_port()
     k = settings.kubernetes
     k.kubeconfig = node.dir / "kubeconfig"
