@@ -136,6 +136,7 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
             op.last_calls.pop(key, None)
         elif last_call and op.last_calls.get(key) != last_call:
             op.last_calls[key] = last_call
+            log.debug("function %s/%s: called at %s", *key, last_call)
             await functions.sync_replicas(op, *key)  # a wake-up: the gateway holds a call
         status = body.get("status") or {}
         code = (body.get("spec") or {}).get("code") or {}

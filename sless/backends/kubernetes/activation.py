@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
 
+#: a call held this long after the last wake-up write writes again
+_REWAKE_S = 5.0
+
 
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -52,6 +55,8 @@ class Activator:
         #: when this replica last wrote (or began writing) each function's annotation
         self._touched: dict[Key, float] = {}
         self._ready: dict[Key, asyncio.Event] = {}
+        #: when this replica last wrote a wake-up for each function
+        self._woken: dict[Key, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._may_record = True
 
@@ -88,19 +93,18 @@ class Activator:
             event.set()
 
     async def wake(self, key: Key, ready: Callable[[], bool]) -> None:
-        """Hold until ``ready()`` (a pool with addresses exists); NotReady after the bound."""
+        """Hold until ``ready()`` (a pool with addresses exists); NotReady after the bound.
+
+        The annotation is written by the first held call, and again by a call held more
+        than ``_REWAKE_S`` later (a write the operator missed, a pod that died starting)."""
         if not self.enabled:
             raise NotReady(f"function {key[1]!r} has no ready instances")
-        event = self._ready.get(key)
-        first = event is None
-        if event is None:
-            event = self._ready[key] = asyncio.Event()
+        event = self._ready.setdefault(key, asyncio.Event())
         try:
-            if first:
+            if time.monotonic() - self._woken.get(key, -1e9) > _REWAKE_S:
+                self._woken[key] = time.monotonic()
                 await self._write(key)
                 log.info("waking %s/%s from zero", *key)
-            if ready():
-                return
             async with asyncio.timeout(self._timeout_s):
                 while not ready():
                     await event.wait()
@@ -110,9 +114,13 @@ class Activator:
                 f"function {key[1]!r} has no ready instance after {self._timeout_s:g} s"
             ) from None
         except SlessError as e:
-            self._ready.pop(key, None)
-            event.set()  # the others wait again (bounded), a later call writes anew
+            self._woken.pop(key, None)  # the next call tries again
             raise NotReady(f"function {key[1]!r} has no ready instances ({e})") from e
+        finally:
+            # never leave a wake-up behind: the others waiting on it look again (bounded)
+            if self._ready.get(key) is event:
+                del self._ready[key]
+                event.set()
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from sless.backends.kubernetes import activation
 from sless.backends.kubernetes.activation import Activator
 from sless.config import KubernetesSettings
 from sless.errors import NotReady
@@ -85,3 +86,27 @@ async def test_scale_to_zero_off_means_no_hold() -> None:
     activator = _activator(RecordingApi(), idle_timeout_s=0)
     with pytest.raises(NotReady):
         await activator.wake(("sless-acme", "hello"), lambda: False)
+
+
+async def test_a_function_woken_once_is_woken_again_after_it_slept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wake-up after a first one writes again (a lost wake-up once left the second
+    call waiting for nothing)."""
+    monkeypatch.setattr(activation, "_REWAKE_S", 0.0)
+    api = RecordingApi()
+    activator = _activator(api)
+    key = ("sless-acme", "hello")
+    ready = False
+    first = asyncio.create_task(activator.wake(key, lambda: ready))
+    await asyncio.sleep(0.05)
+    ready = True
+    activator.available(key)
+    await asyncio.wait_for(first, 1)
+    ready = False  # scaled to zero again
+    second = asyncio.create_task(activator.wake(key, lambda: ready))
+    await asyncio.sleep(0.05)
+    assert len(api.patches) == 2
+    ready = True
+    activator.available(key)
+    await asyncio.wait_for(second, 1)
