@@ -266,19 +266,21 @@ platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
 # The platform's own image (gateway, operator, `sless events`), built like the runtime images:
 # the python3.11 root filesystem, a layer with semgrep (the version scripts/setup pins, in
 # its own directory: its pins clash with ours) and a layer with this checkout's sless and its
-# locked dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc).
-# Prints REF@DIGEST.
+# locked dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc). uv runs
+# --offline: the node's netns has no way out; scripts/setup filled uv's cache with all of
+# it (sless's environment, semgrep's tool environment). Prints REF@DIGEST.
 node_push_platform() {
     local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
     uv=$(command -v uv || echo "$HOME/.local/bin/uv")
     [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
-    local target=(--target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
+    local target=(--offline --target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
+    local offline="not in uv's cache (the node's netns has no way out): run scripts/setup first"
     semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
     S=$DIR/images/semgrep-$semgrep_version
     if [[ ! -f $S/layer.tar ]]; then
         rm -rf "$S"; mkdir -p "$S"
-        "$uv" pip install -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
-            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed"
+        "$uv" pip install --offline -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
+            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed: $offline"
         rm -rf "$S/opt/bin"
         printf '#!/bin/sh\nPYTHONPATH=/opt/semgrep exec python3 -m semgrep "$@"\n' > "$S/semgrep"
         python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
@@ -286,10 +288,10 @@ node_push_platform() {
         mv "$S/layer.tar.tmp" "$S/layer.tar"
     fi
     rm -rf "$I"; mkdir -p "$I"
-    (cd "$ROOT" && "$uv" export --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
+    (cd "$ROOT" && "$uv" export --offline --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
         -o "$I/requirements.txt") || die "uv export failed"
-    "$uv" pip install "${target[@]}" -r "$I/requirements.txt" >&2 || die "installing the platform's dependencies failed"
-    (cd "$ROOT" && "$uv" pip install "${target[@]}" .) >&2 || die "installing sless failed"
+    "$uv" pip install "${target[@]}" -r "$I/requirements.txt" >&2 || die "installing the platform's dependencies failed: $offline"
+    (cd "$ROOT" && "$uv" pip install "${target[@]}" .) >&2 || die "installing sless failed: $offline"
     rm -rf "$I/site/bin"  # console scripts name this machine's interpreter
     printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
     python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
