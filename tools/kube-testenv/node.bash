@@ -283,14 +283,16 @@ node_push_platform() {
             "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed: $offline"
         rm -rf "$S/opt/bin"
         # semgrep's own console entry points (`python -m semgrep` is refused, exit 2); the
-        # first runs semgrep-core, which runs `pysemgrep` from PATH
+        # first runs semgrep-core, which runs `pysemgrep` from PATH and wants a CA bundle
+        # (the machine's, as in the kaniko image)
         local entry
         for entry in semgrep:entrypoint pysemgrep:pysemgrep; do
             printf '%s\n' '#!/usr/bin/python3' 'import sys' 'sys.path.insert(0, "/opt/semgrep")' \
                 "from semgrep.console_scripts.${entry#*:} import main" 'sys.exit(main())' > "$S/${entry%%:*}"
         done
         python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
-            --file "$S/semgrep:/usr/local/bin/semgrep:0755" --file "$S/pysemgrep:/usr/local/bin/pysemgrep:0755"
+            --file "$S/semgrep:/usr/local/bin/semgrep:0755" --file "$S/pysemgrep:/usr/local/bin/pysemgrep:0755" \
+            --file "/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:0644"
         mv "$S/layer.tar.tmp" "$S/layer.tar"
     fi
     rm -rf "$I"; mkdir -p "$I"
