@@ -71,6 +71,14 @@ def tcp_relay(unix_socket: str) -> Iterator[int]:
         with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
 
+    def relay(conn: socket.socket, upstream: socket.socket) -> None:
+        back = threading.Thread(target=pump, args=(upstream, conn), daemon=True)
+        back.start()
+        pump(conn, upstream)
+        back.join()
+        conn.close()
+        upstream.close()
+
     def serve() -> None:
         while not stop.is_set():
             try:
@@ -82,9 +90,9 @@ def tcp_relay(unix_socket: str) -> Iterator[int]:
                 upstream.connect(unix_socket)
             except OSError:
                 conn.close()
+                upstream.close()
                 continue
-            for a, b in ((conn, upstream), (upstream, conn)):
-                threading.Thread(target=pump, args=(a, b), daemon=True).start()
+            threading.Thread(target=relay, args=(conn, upstream), daemon=True).start()
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
