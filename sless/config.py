@@ -433,6 +433,26 @@ class KubernetesSettings(BaseModel):
     #: base URL that cron trigger and FunctionJob pods POST to (``<url>/fn/<ns>/<name>``);
     #: unset = gateway.public_url, else the gateway Service in gateway_namespace
     invoke_base_url: str | None = None
+    #: scale to zero: a function with ``min_instances: 0`` and no call for this many seconds
+    #: has its Deployment scaled to 0 by the operator; the gateway holds the next call
+    #: while it wakes it (0 = never: at least one pod always runs)
+    idle_timeout_s: float = 300.0
+    #: how long the gateway holds a call to a function scaled to zero before it answers
+    #: 503 (the pod must be scheduled, pulled and Ready within it)
+    activation_timeout_s: float = 90.0
+    #: kopf peering of operator replicas: the name of a ClusterKopfPeering (deploy/platform/
+    #: has ``sless-operator``); the replica with the highest priority is active, the others
+    #: wait. Unset: standalone, run one replica only
+    operator_peering: str | None = None
+    #: this replica's priority (unset: random, so no two replicas tie: kopf pauses all
+    #: replicas of one priority)
+    operator_priority: int | None = None
+    #: seconds a replica's peering record counts as alive: a replica killed without its
+    #: clean exit is taken over after about this long (a clean exit: at once)
+    operator_peering_lifetime_s: int = 20
+    #: kopf's liveness endpoint (``/healthz``) for the operator's probes, e.g.
+    #: ``http://0.0.0.0:8081/healthz``; unset: none
+    operator_liveness_url: str | None = None
 
 
 #: short environment names the documentation promises, as ``alias: (group, field)``; the

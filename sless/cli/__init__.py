@@ -81,7 +81,8 @@ def operator() -> None:
     """Run the Kubernetes operator (kopf): builds, deploys and cleans up functions.
 
     Reads the same SLESS_* settings as the gateway; SLESS_KUBERNETES_KUBECONFIG points at
-    the cluster (default: in-cluster, then ~/.kube/config). Run one replica.
+    the cluster (default: in-cluster, then ~/.kube/config). Run one replica, or several
+    with SLESS_KUBERNETES_OPERATOR_PEERING (kopf peering: one is active, the others wait).
     """
     from sless.operator import run_operator
 

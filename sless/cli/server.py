@@ -33,7 +33,7 @@ def run_up(settings: Settings) -> None:
             fg="red",
             err=True,
         )
-    else:
+    elif settings.backend != "kubernetes":  # Kubernetes mode: functions run in pods
         ok, reason = sandbox_available(settings.sandbox.bwrap)
         if not ok:
             raise click.ClickException(

@@ -25,7 +25,9 @@ Several replicas may run: they are competing consumers on each queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from pathlib import Path
 
 import asyncpg
 
@@ -106,14 +108,37 @@ class EventsProcess:
         self.db = self.backend = self.recorder = self.consumers = None
 
 
+#: touched after each successful database round trip (the Deployment's probes read its age)
+HEARTBEAT_FILE = "events-alive"
+HEARTBEAT_EVERY_S = 10.0
+
+
+async def _heartbeat(path: Path, db: asyncpg.Pool) -> None:
+    """A stuck event loop or a lost database shows as a stale file: no HTTP port needed."""
+    while True:
+        try:
+            await db.fetchval("SELECT 1")
+            await asyncio.to_thread(path.touch)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+            log.warning("heartbeat failed: %s", type(e).__name__)
+        await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+
 async def serve_events(settings: Settings, database_url: str, stop: asyncio.Event) -> None:
-    """Run the consumers until ``stop`` is set, then stop them cleanly."""
+    """Run the consumers until ``stop`` is set, then stop them cleanly. While running,
+    ``data_dir/events-alive`` is touched every 10 s (after a ``SELECT 1``)."""
     process = EventsProcess(settings, database_url)
     await process.start()
     log.info("sless events: consuming the rabbitmq triggers of every tenant")
+    assert process.db is not None  # set by start(); not a security check
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    beating = asyncio.create_task(_heartbeat(settings.data_dir / HEARTBEAT_FILE, process.db))
     try:
         await stop.wait()
         log.info("sless events: stopping (in-flight messages finish or go back to the broker)")
     finally:
+        beating.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beating
         await process.stop()
     log.info("sless events: stopped")

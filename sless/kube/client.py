@@ -170,7 +170,9 @@ def bearer_token(configuration: Any) -> str | None:
     for auth in configuration.auth_settings().values():
         value = str(auth.get("value") or "")
         if auth.get("in") == "header" and auth.get("key", "").lower() == "authorization":
-            return value.removeprefix("Bearer ").strip() or None
+            # the in-cluster loader writes "bearer <token>": the scheme in any case
+            scheme, _, token = value.strip().partition(" ")
+            return (token if scheme.lower() == "bearer" else value).strip() or None
     return None
 
 

@@ -21,7 +21,9 @@ operator restart gives the same result.
 
 from __future__ import annotations
 
+import logging
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import kopf
@@ -41,10 +43,13 @@ from sless.policies import (
     function_egress_policy,
     function_service,
     image_repository,
+    is_idle,
     labels,
     replicas_for,
     sandbox_runtime_class,
 )
+
+log = logging.getLogger("sless.operator")
 
 KIND = "Function"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -154,16 +159,21 @@ def job_state(job: dict[str, Any]) -> str:
     return "running"
 
 
-async def http_enabled(op: Operator, ns: str, name: str) -> bool:
-    """False when the function's pods have nothing to serve: it has http triggers, all of
-    them disabled, and no enabled cron or rabbitmq trigger calls it (Deployment at 0).
+async def trigger_state(op: Operator, ns: str, name: str) -> tuple[bool, bool]:
+    """(enabled, consumed) from the function's triggers.
 
-    A function without http triggers is reachable as always; the gateway refuses
-    ``/fn/...`` calls to one whose http triggers are all disabled.
+    ``enabled`` is False when the function's pods have nothing to serve: it has http
+    triggers, all of them disabled, and no enabled cron or rabbitmq trigger calls it
+    (Deployment at 0). A function without http triggers is reachable as always; the
+    gateway refuses ``/fn/...`` calls to one whose http triggers are all disabled.
+
+    ``consumed``: an enabled rabbitmq trigger calls it. ``sless events`` calls pods
+    directly and may not wake a function (its RBAC writes nothing), so such a function is
+    never scaled to zero for being idle.
     """
     k = op.settings.kubernetes
     path = collection_path(f"{k.group}/{k.version}", "Trigger", ns)
-    http_seen = http_open = other_open = False
+    http_seen = http_open = other_open = consumed = False
     for trigger in await op.api.list(path):
         spec = trigger.get("spec") or {}
         if spec.get("function") != name or trigger["metadata"].get("deletionTimestamp"):
@@ -174,11 +184,19 @@ async def http_enabled(op: Operator, ns: str, name: str) -> bool:
             http_open = http_open or enabled
         else:
             other_open = other_open or enabled
-    return not http_seen or http_open or other_open
+            consumed = consumed or (enabled and spec.get("type") == "rabbitmq")
+    return not http_seen or http_open or other_open, consumed
+
+
+def idle(op: Operator, body: dict[str, Any], *, consumed: bool) -> bool:
+    """Scaled to zero: no call within the idle timeout (and no rabbitmq consumer)."""
+    timeout = op.settings.kubernetes.idle_timeout_s
+    return not consumed and is_idle(body, datetime.now(UTC), timeout)
 
 
 async def sync_replicas(op: Operator, ns: str, name: str) -> None:
-    """Scale an existing Deployment to what the function's spec and triggers say."""
+    """Scale an existing Deployment to what the function's spec, triggers and last call
+    say (the idle timer, a trigger change and the gateway's wake-up all come here)."""
     body = await op.api.get(op.cr_path(KIND, ns, name))
     if body is None or body["metadata"].get("deletionTimestamp"):
         return
@@ -186,22 +204,30 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
         spec = FunctionResourceSpec.model_validate(body.get("spec") or {})
     except ValidationError:
         return
-    enabled = await http_enabled(op, ns, name)
+    enabled, consumed = await trigger_state(op, ns, name)
     path = object_path("apps/v1", "Deployment", ns, labels.function_object_name(name))
-    replicas = replicas_for(
-        spec,
-        enabled=enabled,
-        current=await current_replicas(op, path),
-        max_instances=op.settings.limits.max_instances,
-    )
-    await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+    deployment = await op.api.get(path)
+    if deployment is not None:
+        current = (deployment.get("spec") or {}).get("replicas")
+        replicas = replicas_for(
+            spec,
+            enabled=enabled,
+            idle=idle(op, body, consumed=consumed),
+            # what the gateway's autoscaler set stays, within the spec's bounds
+            current=current if isinstance(current, int) else None,
+            max_instances=op.settings.limits.max_instances,
+        )
+        if current != replicas:
+            await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
+            log.info("function %s/%s: %d replicas", ns, name, replicas)
     # the Deployments of the traffic split's other versions follow the same triggers
     for version, revision in spec.revisions.items():
         if version not in spec.routed_versions()[1:]:
             continue
         own = max(1, revision.min_instances) if enabled else 0
         path = object_path("apps/v1", "Deployment", ns, labels.version_object_name(name, version))
-        await op.api.merge_patch(path, {"spec": {"replicas": own}})
+        if await op.api.get(path) is not None:
+            await op.api.merge_patch(path, {"spec": {"replicas": own}})
 
 
 async def current_replicas(op: Operator, deployment_path: str) -> int | None:
@@ -335,7 +361,7 @@ async def _deploy(
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
         runtime_class = sandbox_runtime_class(k)
-        enabled = await http_enabled(op, ns, name)
+        enabled, consumed = await trigger_state(op, ns, name)
         deployment_path = object_path(
             "apps/v1", "Deployment", ns, labels.function_object_name(name)
         )
@@ -347,10 +373,11 @@ async def _deploy(
             sha,
             k,
             enabled=enabled,
-            # what the gateway's autoscaler set stays, within the spec's bounds
+            # what the gateway's autoscaler set stays, within the spec's bounds; 0 when idle
             replicas=replicas_for(
                 spec,
                 enabled=enabled,
+                idle=idle(op, body, consumed=consumed),
                 current=await current_replicas(op, deployment_path),
                 max_instances=op.settings.limits.max_instances,
             ),

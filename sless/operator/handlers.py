@@ -8,7 +8,16 @@
   went back to Pending (a held upload released) — kopf never reacts to status changes by
   itself.
 - kopf keeps its bookkeeping in annotations with the sless prefix, never in ``status``
-  (which the CRD schema prunes to the documented fields).
+  (which the CRD schema prunes to the documented fields). kopf's diff ignores every
+  annotation under that prefix, so the gateway's ``last-call`` never runs a reconcile:
+  the event watch sees it (a wake-up from zero) and so does the idle timer.
+- Every handler on a resource has an explicit ``id``: kopf's default, the qualified name
+  (``_register_functions.<locals>.function_changed``), becomes a progress annotation name
+  that the API server refuses (422), and kopf then throttles the object: its events, the
+  wake-ups among them, wait for minutes.
+- Scale to zero (``SLESS_KUBERNETES_IDLE_TIMEOUT_S`` > 0): a timer per Function scales an
+  idle one's Deployment to 0; a new ``last-call`` annotation (the gateway holds a call to
+  a function without pods) scales it back at once.
 """
 
 from __future__ import annotations
@@ -107,18 +116,28 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
     k = settings.kubernetes
     group, version = k.group, k.version
 
-    @kopf.on.resume(group, version, "functions", registry=registry)
-    @kopf.on.create(group, version, "functions", registry=registry)
-    @kopf.on.update(group, version, "functions", registry=registry)
+    @kopf.on.resume(group, version, "functions", id="function_changed", registry=registry)
+    @kopf.on.create(group, version, "functions", id="function_changed", registry=registry)
+    @kopf.on.update(group, version, "functions", id="function_changed", registry=registry)
     async def function_changed(body: Any, memo: Any, **_: Any) -> None:
         await functions.reconcile(_op(memo), dict(body))
 
-    @kopf.on.delete(group, version, "functions", registry=registry)
+    @kopf.on.delete(group, version, "functions", id="function_deleted", registry=registry)
     async def function_deleted(body: Any, memo: Any, **_: Any) -> None:
         await functions.cleanup(_op(memo), dict(body))
 
-    @kopf.on.event(group, version, "functions", registry=registry)
+    @kopf.on.event(group, version, "functions", id="function_event", registry=registry)
     async def function_event(body: Any, memo: Any, type: str | None, **_: Any) -> None:
+        op = _op(memo)
+        meta = body.get("metadata") or {}
+        last_call = (meta.get("annotations") or {}).get(labels.LAST_CALL_ANNOTATION)
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        if type == "DELETED":
+            op.last_calls.pop(key, None)
+        elif last_call and op.last_calls.get(key) != last_call:
+            op.last_calls[key] = last_call
+            log.debug("function %s/%s: called at %s", *key, last_call)
+            await functions.sync_replicas(op, *key)  # a wake-up: the gateway holds a call
         status = body.get("status") or {}
         code = (body.get("spec") or {}).get("code") or {}
         released = (
@@ -127,10 +146,26 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
             and (status.get("observed_sha256") != code.get("sha256"))
         )
         if type == "MODIFIED" and released:
-            await _quietly(functions.reconcile(_op(memo), dict(body)))
+            await _quietly(functions.reconcile(op, dict(body)))
+
+    if k.idle_timeout_s > 0:
+        # a few checks per idle timeout: a function is scaled down within ~1/4 of it
+        every = min(60.0, max(1.0, k.idle_timeout_s / 4))
+
+        @kopf.timer(
+            group, version, "functions", interval=every, id="function_idle", registry=registry
+        )
+        async def function_idle(body: Any, memo: Any, **_: Any) -> None:
+            meta = body["metadata"]
+            await functions.sync_replicas(_op(memo), meta["namespace"], meta["name"])
 
     @kopf.on.event(
-        "batch", "v1", "jobs", labels={labels.MANAGED_BY: labels.MANAGER}, registry=registry
+        "batch",
+        "v1",
+        "jobs",
+        labels={labels.MANAGED_BY: labels.MANAGER},
+        id="job_event",
+        registry=registry,
     )
     async def job_event(body: Any, memo: Any, **_: Any) -> None:
         job = dict(body)
@@ -153,26 +188,26 @@ def _register_resources(registry: kopf.OperatorRegistry, settings: Settings) -> 
     """Triggers, FunctionJobs and Tenants."""
     group, version = settings.kubernetes.group, settings.kubernetes.version
 
-    @kopf.on.resume(group, version, "triggers", registry=registry)
-    @kopf.on.create(group, version, "triggers", registry=registry)
-    @kopf.on.update(group, version, "triggers", registry=registry)
+    @kopf.on.resume(group, version, "triggers", id="trigger_changed", registry=registry)
+    @kopf.on.create(group, version, "triggers", id="trigger_changed", registry=registry)
+    @kopf.on.update(group, version, "triggers", id="trigger_changed", registry=registry)
     async def trigger_changed(body: Any, memo: Any, old: Any = None, **_: Any) -> None:
         old_function = ((old or {}).get("spec") or {}).get("function")
         await triggers.reconcile(_op(memo), dict(body), old_function=old_function)
 
-    @kopf.on.delete(group, version, "triggers", registry=registry)
+    @kopf.on.delete(group, version, "triggers", id="trigger_deleted", registry=registry)
     async def trigger_deleted(body: Any, memo: Any, **_: Any) -> None:
         await triggers.cleanup(_op(memo), dict(body))
 
-    @kopf.on.resume(group, version, "functionjobs", registry=registry)
-    @kopf.on.create(group, version, "functionjobs", registry=registry)
-    @kopf.on.update(group, version, "functionjobs", registry=registry)
+    @kopf.on.resume(group, version, "functionjobs", id="function_job_changed", registry=registry)
+    @kopf.on.create(group, version, "functionjobs", id="function_job_changed", registry=registry)
+    @kopf.on.update(group, version, "functionjobs", id="function_job_changed", registry=registry)
     async def function_job_changed(body: Any, memo: Any, **_: Any) -> None:
         await jobs.reconcile(_op(memo), dict(body))
 
-    @kopf.on.resume(group, version, "tenants", registry=registry)
-    @kopf.on.create(group, version, "tenants", registry=registry)
-    @kopf.on.update(group, version, "tenants", registry=registry)
+    @kopf.on.resume(group, version, "tenants", id="tenant_changed", registry=registry)
+    @kopf.on.create(group, version, "tenants", id="tenant_changed", registry=registry)
+    @kopf.on.update(group, version, "tenants", id="tenant_changed", registry=registry)
     async def tenant_changed(body: Any, memo: Any, **_: Any) -> None:
         await tenants.reconcile(_op(memo), dict(body))
 

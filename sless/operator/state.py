@@ -26,6 +26,8 @@ class Operator:
     api: KubeApi
     contexts: BuildContexts | None
     _locks: dict[tuple[str, str, str], asyncio.Lock] = field(default_factory=dict)
+    #: (namespace, function) -> the last ``last-call`` annotation acted on (wake-ups)
+    last_calls: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def group_version(self) -> str:

@@ -54,6 +54,8 @@ from sless.policies.workloads import (
     function_job,
     function_service,
     invoke_url,
+    is_idle,
+    last_activity,
     replicas_for,
 )
 
@@ -87,7 +89,9 @@ __all__ = [
     "image_repository",
     "invoke_url",
     "invoker_pod_spec",
+    "is_idle",
     "labels",
+    "last_activity",
     "limit_range",
     "parse_egress",
     "plan_for",

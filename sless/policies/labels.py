@@ -28,6 +28,9 @@ DIGEST_ANNOTATION = f"{DOMAIN}/digest"
 #: on a function's pod template: when each of its secrets was last written (a new value
 #: changes it, so the Deployment rolls); never a digest of a value
 SECRETS_VERSION_ANNOTATION = f"{DOMAIN}/secrets-version"
+#: on a Function: when the gateway last had a call for it (RFC 3339, UTC, whole seconds),
+#: written at most every few seconds; the operator scales an idle function to zero from it
+LAST_CALL_ANNOTATION = f"{DOMAIN}/last-call"
 #: where a function's secrets are mounted, one read-only file per secret (OpenFaaS style)
 SECRETS_MOUNT = "/run/secrets"
 

@@ -253,7 +253,8 @@ def invoker_pod_spec(
                     "--show-error",
                     "--fail-with-body",
                     "--max-time",
-                    f"{timeout_s + 5:g}",
+                    # the gateway may hold the call while it wakes the function from zero
+                    f"{timeout_s + settings.activation_timeout_s + 5:g}",
                     "--request",
                     "POST",
                     "--header",

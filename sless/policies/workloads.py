@@ -5,6 +5,7 @@ CronJob of a cron trigger and the Job of a FunctionJob run. Pod templates come f
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from sless.config import KubernetesSettings
@@ -17,23 +18,73 @@ def replicas_for(
     spec: FunctionSpec,
     *,
     enabled: bool,
+    idle: bool = False,
     current: int | None = None,
     max_instances: int | None = None,
 ) -> int:
-    """``min_instances`` pods, at least one: nothing scales a Deployment up from zero in
-    Kubernetes mode, so 0 would make the function unreachable. A disabled http trigger
-    scales it to 0.
+    """``min_instances`` pods, at least one while the function is called; 0 when it has
+    been ``idle`` (``min_instances: 0`` and no call within the idle timeout: the gateway
+    wakes it on the next call) or when its http triggers are all disabled.
 
     ``current`` is what the Deployment has now: the gateway's autoscaler sets it from the
     calls in flight, so a re-apply keeps it, brought within ``[max(1, min_instances),
-    max_instances]`` (the spec's, capped by the tenant's quota ``max_instances``)."""
-    if not enabled:
+    max_instances]`` (the spec's, capped by the tenant's quota ``max_instances``); a
+    Deployment at 0 that is no longer idle wakes at the lower bound."""
+    if not enabled or (idle and spec.min_instances == 0):
         return 0
     lower = max(1, spec.min_instances)
     if not current or current <= 0:
         return lower
     upper = spec.max_instances if max_instances is None else min(spec.max_instances, max_instances)
     return max(lower, min(upper, current))
+
+
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _ready_since(status: dict[str, Any]) -> datetime | bool | None:
+    """When the Ready condition became True; False while it is not True."""
+    for item in status.get("conditions") or []:
+        if isinstance(item, dict) and item.get("type") == "Ready":
+            if item.get("status") != "True":
+                return False
+            return _timestamp(item.get("lastTransitionTime"))
+    return False
+
+
+def last_activity(body: dict[str, Any]) -> datetime | None:
+    """The latest of: the gateway's last call, the Function's creation, the moment its
+    serving version became Ready (a new version starts awake). None when none reads."""
+    metadata = body.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    ready = _ready_since(body.get("status") or {})
+    times = [
+        t
+        for t in (
+            _timestamp(annotations.get(labels.LAST_CALL_ANNOTATION)),
+            _timestamp(metadata.get("creationTimestamp")),
+            ready if isinstance(ready, datetime) else None,
+        )
+        if t is not None
+    ]
+    return max(times) if times else None
+
+
+def is_idle(body: dict[str, Any], now: datetime, idle_timeout_s: float) -> bool:
+    """A Function's ``body`` is idle when it is Ready and had no call within
+    ``idle_timeout_s`` (0 turns scale to zero off). One not Ready (being built or rolled
+    out now) is never idle: its pods start, and the timeout counts from then."""
+    if idle_timeout_s <= 0 or _ready_since(body.get("status") or {}) is False:
+        return False
+    last = last_activity(body)
+    return last is not None and (now - last).total_seconds() > idle_timeout_s
 
 
 def function_deployment(
@@ -45,6 +96,7 @@ def function_deployment(
     settings: KubernetesSettings,
     *,
     enabled: bool = True,
+    idle: bool = False,
     secrets_version: str | None = None,
     replicas: int | None = None,
     version: str | None = None,
@@ -78,7 +130,9 @@ def function_deployment(
             "annotations": {labels.SHA256_ANNOTATION: sha256},
         },
         "spec": {
-            "replicas": replicas_for(spec, enabled=enabled) if replicas is None else replicas,
+            "replicas": (
+                replicas_for(spec, enabled=enabled, idle=idle) if replicas is None else replicas
+            ),
             "revisionHistoryLimit": 2,
             "selector": {"matchLabels": selector},
             "strategy": {
@@ -174,7 +228,7 @@ def cron_job(
                 "metadata": {"labels": pod_labels},
                 "spec": {
                     "backoffLimit": 0,
-                    "activeDeadlineSeconds": int(timeout_s) + 60,
+                    "activeDeadlineSeconds": int(timeout_s + settings.activation_timeout_s) + 60,
                     "ttlSecondsAfterFinished": 3600,
                     "template": {
                         "metadata": {"labels": pod_labels},
@@ -212,7 +266,7 @@ def function_job(
         },
         "spec": {
             "backoffLimit": 0,
-            "activeDeadlineSeconds": int(timeout_s) + 60,
+            "activeDeadlineSeconds": int(timeout_s + settings.activation_timeout_s) + 60,
             "template": {
                 "metadata": {"labels": pod_labels},
                 "spec": invoker_pod_spec(url, json.dumps(payload), timeout_s, settings),

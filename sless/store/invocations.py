@@ -185,9 +185,7 @@ async def insert_records(
         status = await pool.execute(_INSERT, *[list(c) for c in zip(*rows, strict=True)])
     else:
         try:
-            status = await pool.copy_records_to_table(
-                "invocations", records=rows, columns=_COLUMNS
-            )
+            status = await pool.copy_records_to_table("invocations", records=rows, columns=_COLUMNS)
         except asyncpg.UniqueViolationError:
             columns = [list(column) for column in zip(*rows, strict=True)]
             status = await pool.execute(_INSERT, *columns)

@@ -198,6 +198,9 @@ def kube_settings(settings: Settings, kube_testenv: KubeTestenv) -> Settings:
     settings.kubernetes.kubeconfig = kube_testenv.kubeconfig
     # several processes on one database: they must share the secrets key
     settings.secrets.keys = SecretStr(TEST_SECRETS_KEYS)
+    # no kubelet here: nothing would wake a function, so a call without a ready endpoint
+    # is answered at once (scale from zero is tested on the node: tests/node)
+    settings.kubernetes.idle_timeout_s = 0
     return settings
 
 

@@ -1,6 +1,10 @@
 """The node tier: a real single-node cluster (`scripts/kube-testenv start --node DIR`), pods
 under gVisor, NetworkPolicy enforced by kube-router.
 
+``stack`` (the operator and gateway in-process, S3, a database) lives per module: the
+install test (test_install.py) runs the platform from deploy/ instead, with no other
+operator beside it.
+
 These tests run inside the node's network namespace: `scripts/test --node` starts the node and
 runs pytest through `scripts/kube-testenv exec DIR`, which sets SLESS_NODE_DIR. Without it
 (the default suite) nothing here is collected: the node needs `scripts/kube-testenv build
@@ -47,7 +51,7 @@ def api(node: Node) -> Iterator[Any]:
         client.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack(
     node: Node, api: Any, postgres: object, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Gateway, Settings]]:

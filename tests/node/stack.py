@@ -27,12 +27,17 @@ from pydantic import SecretStr
 
 from sless import policies
 from sless.config import Settings
-from tests.conftest import ADMIN_TOKEN
+from tests.conftest import ADMIN_TOKEN, TEST_SECRETS_KEYS
 from tests.kube.test_gateway_kubernetes import _kubernetes_app
 from tests.kube.test_operator import RunningOperator, install_crds
-from tests.node.support import NODE_IP, REGISTRY, ROOT, Node
+from tests.node.support import NODE_IP, REGISTRY, ROOT, Node, wait_for
+from tests.support import make_zip
 
 KANIKO_IMAGE = f"{REGISTRY}/sless/kaniko-executor:v1.23.2"
+INVOKER_IMAGE = f"{REGISTRY}/sless/invoker:0.1.0"
+#: short, so the scale-to-zero test waits seconds, not minutes (other tests' functions may
+#: go idle too: their next call wakes them, as for any caller)
+IDLE_TIMEOUT_S = 20.0
 
 
 def free_port() -> int:
@@ -56,12 +61,20 @@ def node_settings(node: Node, s3_endpoint: str, bucket: str, data_dir: Any) -> S
     settings.data_dir = data_dir
     settings.backend = "kubernetes"
     settings.admin.token = SecretStr(ADMIN_TOKEN)
+    # Kubernetes mode refuses to start without the tenant secrets' shared key
+    settings.secrets.keys = SecretStr(TEST_SECRETS_KEYS)
     settings.gateway.port = free_port()
     k = settings.kubernetes
     k.kubeconfig = node.dir / "kubeconfig"
     k.registry = f"{REGISTRY}/sless"
     k.registry_insecure = True
     k.kaniko_image = KANIKO_IMAGE
+    k.invoker_image = INVOKER_IMAGE
+    # cron and FunctionJob pods call the gateway at the node address (it listens on every
+    # address of the node's netns)
+    k.invoke_base_url = f"http://{NODE_IP}:{settings.gateway.port}"
+    k.idle_timeout_s = IDLE_TIMEOUT_S
+    k.activation_timeout_s = 180.0  # a cold pod on 2 shared cores
     k.runtime_images = {rt: node.runtime_image(rt) for rt in ("python3.11", "nodejs20")}
     k.retry_delay_s = 1.0
     k.api_server_cidrs = [f"{NODE_IP}/32"]
@@ -125,7 +138,7 @@ class Gateway:
 
         config = uvicorn.Config(
             _kubernetes_app(settings, database_url),
-            host="127.0.0.1",
+            host="0.0.0.0",  # inside the node's own network namespace
             port=settings.gateway.port,
             lifespan="on",
             log_level="warning",
@@ -185,6 +198,27 @@ def running_platform(
         s3.stop()
 
 
+def allow_invoker_to_gateway(api: client.ApiClient, namespace: str, gateway_port: int) -> None:
+    """Here the gateway is a process on the node, not a pod wearing the gateway's labels, so
+    the tenant's ``sless-allow-invoker-egress`` (gateway pods only) cannot match it. This
+    policy lets the tenant's invoker pods (cron, FunctionJob) reach it at the node address,
+    and nothing else: what the gateway pod's own policy would give in a cluster."""
+    policy = {
+        "metadata": {"name": "test-invoker-to-node-gateway"},
+        "spec": {
+            "podSelector": {"matchLabels": {policies.labels.COMPONENT: "invoker"}},
+            "policyTypes": ["Egress"],
+            "egress": [
+                {
+                    "to": [{"ipBlock": {"cidr": f"{NODE_IP}/32"}}],
+                    "ports": [{"protocol": "TCP", "port": gateway_port}],
+                }
+            ],
+        },
+    }
+    client.NetworkingV1Api(api).create_namespaced_network_policy(namespace, policy)
+
+
 def onboard(gateway: Gateway, tenant: str) -> httpx.Client:
     with httpx.Client(
         base_url=gateway.url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
@@ -196,3 +230,31 @@ def onboard(gateway: Gateway, tenant: str) -> httpx.Client:
         headers={"Authorization": f"Bearer {made.json()['token']}"},
         timeout=120,
     )
+
+
+def deploy(
+    tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[str, str], **spec: Any
+) -> dict:
+    path = f"/v1/namespaces/{ns}/functions/{name}"
+    created = tenant.put(path, json={"runtime": runtime, **spec})
+    assert created.status_code in (200, 201), created.text
+    uploaded = tenant.post(
+        path + "/upload", content=make_zip(files), headers={"Content-Type": "application/zip"}
+    )
+    assert uploaded.status_code == 202, uploaded.text
+
+    def ready() -> dict | None:
+        got = tenant.get(path).json()
+        status = got.get("status") or {}
+        assert status.get("phase") not in ("Failed", "Rejected"), status
+        return got if status.get("phase") == "Ready" else None
+
+    return wait_for(f"{ns}/{name} Ready", ready, timeout_s=600, every_s=2)
+
+
+def call(gateway: Gateway, ns: str, name: str) -> httpx.Response | None:
+    """The function's answer; None while the gateway says it has no ready instance (503:
+    Ready means built and deployed, the pod may still be starting; a function scaled to
+    zero is held, not refused)."""
+    answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", timeout=300)
+    return None if answer.status_code == 503 else answer

@@ -14,9 +14,8 @@ import pytest
 from kubernetes import client
 
 from sless.config import Settings
-from tests.node.stack import Gateway, onboard
+from tests.node.stack import Gateway, call, deploy, onboard
 from tests.node.support import wait_for
-from tests.support import make_zip
 
 GROUP, VERSION = "sless.kube5s.ru", "v1"
 
@@ -40,31 +39,6 @@ NODE = {
 
 # the node's first build pulls and unpacks images: minutes, not the default 120 s
 pytestmark = pytest.mark.timeout(900)
-
-
-def deploy(tenant: httpx.Client, ns: str, name: str, runtime: str, files: dict[str, str]) -> dict:
-    path = f"/v1/namespaces/{ns}/functions/{name}"
-    created = tenant.put(path, json={"runtime": runtime})
-    assert created.status_code in (200, 201), created.text
-    uploaded = tenant.post(
-        path + "/upload", content=make_zip(files), headers={"Content-Type": "application/zip"}
-    )
-    assert uploaded.status_code == 202, uploaded.text
-
-    def ready() -> dict | None:
-        got = tenant.get(path).json()
-        status = got.get("status") or {}
-        assert status.get("phase") not in ("Failed", "Rejected"), status
-        return got if status.get("phase") == "Ready" else None
-
-    return wait_for(f"{ns}/{name} Ready", ready, timeout_s=600, every_s=2)
-
-
-def call(gateway: Gateway, ns: str, name: str) -> httpx.Response | None:
-    """The function's answer; None while the gateway says it has no ready instance (503:
-    Ready means built and deployed, the pod may still be starting)."""
-    answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", timeout=120)
-    return None if answer.status_code == 503 else answer
 
 
 def test_python_and_node_functions_build_run_under_gvisor_and_answer(

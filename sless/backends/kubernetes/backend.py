@@ -7,7 +7,8 @@ reports back in the Function's status (``servingSpec`` once a version serves).
 The invoke path makes no API round trip: two watches keep an in-memory index current,
 one on Functions (the serving spec, its phase and auth mode) and one on EndpointSlices
 (the ready addresses of each ``fn-<name>`` Service), and ``upstream()`` leases a pooled
-connection to the least busy ready instance (``endpoints.py``).
+connection to the least busy ready instance (``endpoints.py``). A function scaled to zero
+is woken and its call held until a pod is ready (``activation.py``).
 
 Races: a spec is replaced with the resourceVersion it was read at, so a concurrent
 change (another gateway replica, the operator's status update) makes the write fail
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, TypeVar
 
 from sless.backends.base import Upstream
+from sless.backends.kubernetes.activation import Activator
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.function_secrets import FunctionSecrets
 from sless.backends.kubernetes.logs import pod_logs
@@ -136,6 +138,7 @@ class KubernetesBackend(TriggerResources):
             if autoscale
             else None
         )
+        self._activator = Activator(self.api, self._path, kube)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -192,6 +195,7 @@ class KubernetesBackend(TriggerResources):
         self._watchers.clear()
         self._trigger_index = None
         self._trigger_subscribers.clear()
+        await self._activator.close()
         pools = [*self._pools.values(), *self._version_pools.values()]
         self._pools.clear()
         self._version_pools.clear()
@@ -258,6 +262,7 @@ class KubernetesBackend(TriggerResources):
                 grace_s=self.settings.gateway.shutdown_grace_s,
             )
         pool.update(addresses, limit=entry.spec.concurrency)
+        self._activator.available(key)
 
     def _sync_versions(self, key: Key, entry: Serving | None) -> None:
         """The pools of the traffic split's other versions: one per version Service."""
@@ -316,13 +321,18 @@ class KubernetesBackend(TriggerResources):
     ) -> AsyncIterator[Upstream]:
         spec = self.serving(namespace, name)
         current = version is None or version == spec.version
+        key = (namespace, name)
+        pool: EndpointPool | None
         if version is None or current:
-            pool = self._pools.get((namespace, name))
+            if key not in self._pools:  # scaled to zero (or starting): wake it, hold the call
+                await self._activator.wake(key, lambda: key in self._pools)
+            pool = self._pools[key]
         else:
             self.serving(namespace, name, version)
             pool = self._version_pools.get((namespace, name, version))
-        if pool is None:
-            raise NotReady(f"function {name!r} has no ready instances")
+            if pool is None:
+                raise NotReady(f"version {version} of function {name!r} has no ready instances")
+        self._activator.called(key)
         # the autoscaler sizes the current version's Deployment; another version of a
         # traffic split keeps the replicas the operator gives it
         if self.autoscaler is None or not current:

@@ -191,7 +191,7 @@ def test_invoker_pod_posts_the_payload_and_keeps_the_answer() -> None:
         "--show-error",
         "--fail-with-body",
         "--max-time",
-        "15",
+        "105",  # the function's 10 s, the gateway's 90 s hold from zero, 5 s
         "--request",
         "POST",
         "--header",
