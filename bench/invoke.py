@@ -258,7 +258,9 @@ def rows(args: argparse.Namespace) -> list[Row]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--connections", default="16,64", help="wrk connection counts")
     parser.add_argument(
-        "--http", choices=["httptools", "h11"], help="the gateway's HTTP parser (default: its own)"
+        "--http",
+        choices=["granian", "httptools", "h11"],
+        help="the gateway's HTTP server (default: its own, SLESS_GATEWAY_HTTP)",
     )
 
 
