@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sless")
 
+#: how long a thread holding the GIL keeps it when another asks (CPython's default: 5 ms)
+GIL_SWITCH_INTERVAL_S = 0.001
+
 
 def run_up(settings: Settings) -> None:
     from sless.gateway import create_app
@@ -134,6 +137,10 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
         log_access=False,
     )
     server.workers_kill_timeout = max(1, int(settings.gateway.shutdown_grace_s))
+    # granian's Rust thread takes the GIL to hand each request to the loop and each answer
+    # back; with CPython's 5 ms switch interval it could wait that long behind a busy loop
+    # thread, several times per call (docs/PERFORMANCE.md: p99 at 16 connections)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
