@@ -10,12 +10,14 @@ examples/hello-python with ``concurrency`` 16, then:
    gateway's one process) with all of them as a keep-alive upstream;
 3. ``--runs`` times, for each connection count: wrk on the gateway, then wrk on nginx;
 4. added latency: wrk speaks only TCP and the workers listen on Unix sockets, so one
-   minimal keep-alive HTTP/1.1 client (asyncio) measures p50 at 16 connections three
-   ways in each run: straight to the worker sockets, through the gateway, through nginx.
-   A proxy's added latency is its p50 minus the direct p50 (same client, same run).
+   compiled keep-alive HTTP/1.1 client (bench/loadgen, Go, built here) measures p50 at 16
+   connections paced to ``--added-rate`` requests/s in all (400: below what any of the
+   three saturates at, so the figure is the path's latency, not queueing) three ways in
+   each run: straight to the worker sockets, through the gateway, through nginx. A
+   proxy's added latency is its p50 minus the direct p50 (same client, same run).
 
 Rows: p99 and throughput at every connection count, gateway against nginx, and the added
-p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them).
+p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them) and go.
 
     uv run python bench/invoke.py [--runs 3] [--duration 10] [--connections 16,64]
 """
@@ -23,17 +25,15 @@ p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them)
 from __future__ import annotations
 
 import argparse
-import asyncio
+import json
 import os
 import re
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -93,8 +93,10 @@ def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Pop
         # the worker sockets are in a root-only directory when sless runs as root
         + ("user root;\n" if os.geteuid() == 0 else "")
         + "events { worker_connections 4096; }\n"
-        "http { access_log off;\n"
-        f"  upstream worker {{ {servers} keepalive 128; }}\n"
+        # no cap on requests per keep-alive connection (nginx closes both sides after
+        # 1000 by default; the gateway never does)
+        "http { access_log off; keepalive_requests 1000000;\n"
+        f"  upstream worker {{ {servers} keepalive 128; keepalive_requests 1000000; }}\n"
         f"  server {{ listen 127.0.0.1:{port};\n"
         "    location / { proxy_pass http://worker; proxy_http_version 1.1;\n"
         '      proxy_set_header Connection ""; } } }\n'
@@ -111,63 +113,59 @@ def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Pop
     sys.exit("nginx did not start")
 
 
-Opener = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
-
-
-async def _client_connection(
-    open_connection: Opener, request: bytes, until: float, latencies: list[float]
-) -> None:
-    reader, writer = await open_connection()
-    try:
-        while time.perf_counter() < until:
-            started = time.perf_counter()
-            writer.write(request)
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = re.search(rb"content-length: *(\d+)", head, re.IGNORECASE)
-            if length is None:
-                raise RuntimeError(f"no content-length in {head[:200]!r}")
-            await reader.readexactly(int(length.group(1)))
-            latencies.append((time.perf_counter() - started) * 1000)
-    finally:
-        writer.close()
-
-
-async def _client_p50(openers: list[Opener], request: bytes, connections: int, s: float) -> float:
-    """p50 of a minimal keep-alive HTTP/1.1 client (the same one for every target)."""
-    latencies: list[float] = []
-    until = time.perf_counter() + s
-    await asyncio.gather(
-        *(
-            _client_connection(openers[i % len(openers)], request, until, latencies)
-            for i in range(connections)
-        )
+def build_loadgen(workdir: Path) -> Path:
+    """bench/loadgen (Go, standard library only) built into ``workdir``."""
+    go = shutil.which("go") or (
+        "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
     )
-    return statistics.median(latencies)
+    if go is None:
+        sys.exit("go is not installed (needed to build bench/loadgen; apt-get install golang-go)")
+    binary = workdir / "loadgen"
+    subprocess.run(
+        [go, "build", "-o", str(binary), "."],
+        cwd=Path(__file__).parent / "loadgen",
+        env={**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "CGO_ENABLED": "0"},
+        check=True,
+    )
+    return binary
+
+
+def loadgen(
+    binary: Path, targets: list[str], path: str, connections: int, rate: float, s: float
+) -> dict[str, float]:
+    """p50/p99 (ms) and requests/s of one bench/loadgen run."""
+    command = [str(binary), "-c", str(connections), "-d", f"{s}s", "-rate", str(rate)]
+    out = subprocess.run(
+        [*command, "-path", path, *targets],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result: dict[str, float] = json.loads(out)
+    if result["errors"]:
+        note(f"  loadgen {targets[0]}...: {result['errors']} failed exchanges")
+    return result
 
 
 def _added_latency(
-    url_path: str, gateway_port: int, nginx_port: int, sockets: list[Path]
+    binary: Path,
+    url_path: str,
+    gateway_port: int,
+    nginx_port: int,
+    sockets: list[Path],
+    rate: float,
 ) -> dict[str, float]:
-    """p50 at 16 connections of the same Python client: direct, through each proxy."""
-
-    def tcp(port: int) -> Opener:
-        return lambda: asyncio.open_connection("127.0.0.1", port)
-
-    def unix(path: Path) -> Opener:
-        return lambda: asyncio.open_unix_connection(str(path))
-
-    def get(path: str) -> bytes:
-        return f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
-
+    """p50 at 16 connections paced to ``rate`` requests/s in all, of the same compiled
+    client: straight to the worker sockets, through the gateway, through nginx."""
     return {
-        "direct": asyncio.run(_client_p50([unix(p) for p in sockets], get("/"), 16, 5)),
-        "gateway": asyncio.run(_client_p50([tcp(gateway_port)], get(url_path), 16, 5)),
-        "nginx": asyncio.run(_client_p50([tcp(nginx_port)], get("/"), 16, 5)),
+        "direct": loadgen(binary, [f"unix:{p}" for p in sockets], "/", 16, rate, 5)["p50"],
+        "gateway": loadgen(binary, [f"tcp:127.0.0.1:{gateway_port}"], url_path, 16, rate, 5)["p50"],
+        "nginx": loadgen(binary, [f"tcp:127.0.0.1:{nginx_port}"], "/", 16, rate, 5)["p50"],
     }
 
 
 def measure(
-    runs: int, duration_s: int, connections: list[int], env: dict[str, str]
+    runs: int, duration_s: int, connections: list[int], env: dict[str, str], added_rate: float
 ) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     with (
@@ -183,6 +181,7 @@ def measure(
         sockets = [p for p in platform.worker_sockets() if _speaks_http(p)]
         note(f"  {len(sockets)} worker sockets of the function; nginx gets all of them")
         port = _free_port()
+        binary = build_loadgen(Path(work))
         nginx = start_nginx(sockets, Path(work), port)
         try:
             for run in range(runs):
@@ -193,7 +192,9 @@ def measure(
                         for key, value in result.items():
                             figures.setdefault(f"{name}.{c}.{key}", []).append(value)
                 gateway_port = int(platform.url.rsplit(":", 1)[1])
-                added = _added_latency("/fn/sless-bench/hello", gateway_port, port, sockets)
+                added = _added_latency(
+                    binary, "/fn/sless-bench/hello", gateway_port, port, sockets, added_rate
+                )
                 note(f"  run {run + 1} client p50 at 16 connections: {added}")
                 for key, value in added.items():
                     figures.setdefault(f"client.{key}", []).append(value)
@@ -214,7 +215,7 @@ def _free_port() -> int:
 def rows(args: argparse.Namespace) -> list[Row]:
     connections = [int(c) for c in args.connections.split(",")]
     env = {"SLESS_GATEWAY_HTTP": args.http} if args.http else {}
-    f = measure(args.runs, args.duration, connections, env)
+    f = measure(args.runs, args.duration, connections, env, args.added_rate)
     out = []
     for c in connections:
         out.append(
@@ -241,7 +242,7 @@ def rows(args: argparse.Namespace) -> list[Row]:
     direct = f["client.direct"]
     added = [g - d for g, d in zip(f["client.gateway"], direct, strict=True)]
     nginx_added = [n - d for n, d in zip(f["client.nginx"], direct, strict=True)]
-    note(f"  direct p50 at 16 connections (the Python client): {median(direct):.2f} ms")
+    note(f"  direct p50 at 16 connections (bench/loadgen): {median(direct):.2f} ms")
     out.append(
         row(
             "gateway added latency p50 at 16 connections",
@@ -258,7 +259,15 @@ def rows(args: argparse.Namespace) -> list[Row]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--connections", default="16,64", help="wrk connection counts")
     parser.add_argument(
-        "--http", choices=["httptools", "h11"], help="the gateway's HTTP parser (default: its own)"
+        "--added-rate",
+        type=float,
+        default=400,
+        help="requests/s in all of the added-latency client at 16 connections (0: closed loop)",
+    )
+    parser.add_argument(
+        "--http",
+        choices=["granian", "httptools", "h11"],
+        help="the gateway's HTTP server (default: its own, SLESS_GATEWAY_HTTP)",
     )
 
 

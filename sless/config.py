@@ -46,10 +46,11 @@ class GatewaySettings(BaseModel):
     shutdown_grace_s: float = 10.0
     #: public URL of the gateway, shown to users (defaults to http://host:port)
     public_url: str | None = None
-    #: uvicorn's HTTP/1.1 implementation for ``sless up``: httptools (llhttp, C) or h11
-    #: (pure Python); both pass the request-smuggling tests, docs/PERFORMANCE.md has the
-    #: figures that chose the default
-    http: Literal["httptools", "h11"] = "httptools"
+    #: the HTTP/1.1 server of ``sless up``: granian (hyper, Rust; its I/O runs in a thread
+    #: of its own), or uvicorn with httptools (llhttp, C) or h11 (pure Python). All three
+    #: pass the request-smuggling tests; docs/PERFORMANCE.md has the figures that chose
+    #: the default
+    http: Literal["granian", "httptools", "h11"] = "granian"
     #: key that signs paging cursors and seals stored idempotent responses; unset: a
     #: random key generated once and kept in PostgreSQL (shared by every gateway)
     signing_key: SecretStr | None = None

@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,12 +16,16 @@ from sless.config import Settings
 from sless.sandbox import sandbox_available
 from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_for
 
+if TYPE_CHECKING:
+    from sless.gateway.app import Gateway
+
 log = logging.getLogger("sless")
+
+#: how long a thread holding the GIL keeps it when another asks (CPython's default: 5 ms)
+GIL_SWITCH_INTERVAL_S = 0.001
 
 
 def run_up(settings: Settings) -> None:
-    import uvicorn
-
     from sless.gateway import create_app
 
     if settings.sandbox.unsafe_no_sandbox:
@@ -72,6 +77,28 @@ def run_up(settings: Settings) -> None:
         on_admin_token=show_admin_token,
         sole_database_user=embedded is not None,
     )
+    click.echo(
+        f"sless gateway on http://{settings.gateway.host}:{settings.gateway.port}"
+        f" (data in {settings.data_dir}, HTTP server {settings.gateway.http})",
+        err=True,
+    )
+    try:
+        if settings.gateway.http == "granian":
+            started = _serve_granian(app, settings)
+        else:
+            started = _serve_uvicorn(app, settings)
+    finally:
+        if embedded is not None:
+            click.echo("Stopping embedded PostgreSQL", err=True)
+            embedded.stop()
+    if not started:
+        raise click.ClickException("the gateway did not start (see the messages above)")
+
+
+def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
+    """uvicorn on uvloop with the configured parser; True once it had started."""
+    import uvicorn
+
     config = uvicorn.Config(
         app,
         host=settings.gateway.host,
@@ -84,19 +111,55 @@ def run_up(settings: Settings) -> None:
         http=settings.gateway.http,
     )
     server = _graceful_server_class()(config)
-    click.echo(
-        f"sless gateway on http://{settings.gateway.host}:{settings.gateway.port}"
-        f" (data in {settings.data_dir})",
-        err=True,
+    server.run()
+    return bool(server.started)
+
+
+def _serve_granian(app: Gateway, settings: Settings) -> bool:
+    """granian's embedded server on this process's uvloop; True once it had started.
+
+    HTTP/1.1 only (no h2c, no websockets: the gateway serves neither), no access log.
+    Ctrl-C / SIGTERM stop it gracefully: requests in flight finish (for up to
+    ``shutdown_grace_s``), the ASGI lifespan stops the platform, and this returns, so the
+    embedded PostgreSQL is stopped after it.
+    """
+    import asyncio
+
+    import uvloop
+    from granian.constants import HTTPModes, Interfaces
+    from granian.http import HTTP1Settings
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    server = Server(
+        app,
+        address=settings.gateway.host,
+        port=settings.gateway.port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(keep_alive=True),
+        websockets=False,
+        log_level=LogLevels.warning,
+        log_access=False,
     )
-    try:
-        server.run()
-    finally:
-        if embedded is not None:
-            click.echo("Stopping embedded PostgreSQL", err=True)
-            embedded.stop()
-    if not server.started:
-        raise click.ClickException("the gateway did not start (see the messages above)")
+    server.workers_kill_timeout = max(1, int(settings.gateway.shutdown_grace_s))
+    # granian's Rust thread takes the GIL to hand each request to the loop and each answer
+    # back; with CPython's 5 ms switch interval it could wait that long behind a busy loop
+    # thread, several times per call (docs/PERFORMANCE.md: p99 at 16 connections)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, server.stop)
+        try:
+            await server.serve()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    uvloop.run(serve())
+    return app.started
 
 
 def _graceful_server_class() -> type:

@@ -8,6 +8,7 @@ the platform (database pool, backend, invocation writer).
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +20,7 @@ from sless.config import Settings
 from sless.gateway import console
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
-from sless.gateway.errors import ERROR_RESPONSES, install_error_handlers
+from sless.gateway.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.ratelimits import RateLimitHeaders
@@ -58,16 +59,55 @@ def settle_heap() -> None:
     gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
+#: 400 for a request that has both Content-Length and Transfer-Encoding, then close
+_AMBIGUOUS_BODY = json.dumps(
+    error_body("bad_request", "a request may not carry both Content-Length and Transfer-Encoding")
+).encode()
+_AMBIGUOUS_START = {
+    "type": "http.response.start",
+    "status": 400,
+    "headers": [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_AMBIGUOUS_BODY)).encode()),
+        (b"connection", b"close"),
+    ],
+}
+
+
+def _ambiguous_framing(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Both Content-Length and Transfer-Encoding (RFC 9112 6.3: a smuggling attempt).
+
+    httptools refuses such a request before the app sees it and granian closes the
+    connection after it; h11 takes the chunked framing and keeps the connection, so a
+    request hidden after the chunked body would run as the next one. The gateway answers
+    400 with ``Connection: close`` whatever the server, so nothing that follows is read.
+    """
+    te = cl = False
+    for key, _ in headers:
+        if key == b"transfer-encoding":
+            te = True
+        elif key == b"content-length":
+            cl = True
+    return te and cl
+
+
 class Gateway:
     def __init__(self, api: FastAPI) -> None:
         self.api = api
         self.invoke = InvokeApp(lambda: api.state.platform)
+        #: the lifespan started the platform (whichever server runs the app)
+        self.started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(PREFIX):
-            await self.invoke(scope, receive, send)
-        else:
-            await self.api(scope, receive, send)
+        if scope["type"] == "http":
+            if _ambiguous_framing(scope["headers"]):
+                await send(_AMBIGUOUS_START)
+                await send({"type": "http.response.body", "body": _AMBIGUOUS_BODY})
+                return
+            if scope["path"].startswith(PREFIX):
+                await self.invoke(scope, receive, send)
+                return
+        await self.api(scope, receive, send)
 
 
 def create_app(
@@ -91,6 +131,7 @@ def create_app(
         )
         app.state.platform = platform
         settle_heap()
+        gateway.started = True
         try:
             yield
         finally:
@@ -138,4 +179,5 @@ def create_app(
         await platform.db.fetchval("SELECT 1")
         return {"status": "ready"}
 
-    return Gateway(api)
+    gateway = Gateway(api)
+    return gateway

@@ -3,12 +3,14 @@
 A front proxy and the gateway that disagree on where a request ends let an attacker hide
 a second request inside the first one's body (CL.TE / TE.CL desync, RFC 9112 section 6.3,
 "HTTP Desync Attacks", Kettle 2019). The raw answer to each ambiguous request below holds
-exactly one response, never a second one for the smuggled request; httptools (the
-default) refuses every one of them with 400.
+exactly one response, never a second one for the smuggled request. httptools and h11
+refuse every one of them with 400; granian (the default, hyper's parser) refuses four and
+answers the other two once, as noted at ``CHUNKED_WINS``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -52,9 +54,14 @@ AMBIGUOUS = {
 }
 
 
-@pytest.fixture(params=["httptools", "h11"])
+@pytest.fixture(params=["granian", "httptools", "h11"])
 def served(request: pytest.FixtureRequest, gateway: RunningGateway) -> Iterator[tuple[str, int]]:
-    """The running gateway's app behind a uvicorn with the given parser, and its port."""
+    """The running gateway's app behind the given HTTP server (as ``sless up`` starts it,
+    without the lifespan: the gateway fixture's server already started the platform), and
+    its port."""
+    if request.param == "granian":
+        yield from _granian(gateway)
+        return
     import uvicorn
 
     port = free_port()
@@ -80,6 +87,40 @@ def served(request: pytest.FixtureRequest, gateway: RunningGateway) -> Iterator[
     thread.join(10)
 
 
+def _granian(gateway: RunningGateway) -> Iterator[tuple[str, int]]:
+    from granian.constants import HTTPModes, Interfaces
+    from granian.http import HTTP1Settings
+    from granian.server.embed import Server
+
+    port = free_port()
+    server = Server(
+        gateway.app,
+        address="127.0.0.1",
+        port=port,
+        interface=Interfaces.ASGINL,  # no lifespan
+        http=HTTPModes.http1,
+        http1_settings=HTTP1Settings(keep_alive=True),
+        websockets=False,
+        log_access=False,
+    )
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_until_complete, args=(server.serve(),), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert thread.is_alive(), "granian did not start"
+        assert time.monotonic() < deadline, "granian did not start"
+        time.sleep(0.05)
+    yield "granian", port
+    loop.call_soon_threadsafe(server.stop)
+    thread.join(10)
+    assert not thread.is_alive(), "granian did not stop"
+    loop.close()
+
+
 def _exchange(port: int, raw: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall(raw)
@@ -90,9 +131,34 @@ def _exchange(port: int, raw: bytes) -> bytes:
     return answer
 
 
-#: what h11 does instead of refusing: RFC 9112 section 6.3 lets a server that gets both
-#: Content-Length and chunked use the chunked framing, then close the connection
-H11_CHUNKED_WINS = {"content_length_and_chunked"}
+def _exchange_kept_open(port: int, raw: bytes, wait_s: float = 1.5) -> bytes:
+    """What the server answers within ``wait_s`` while the client keeps its side open."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        until = time.monotonic() + wait_s
+        while (left := until - time.monotonic()) > 0:
+            sock.settimeout(left)
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+#: what granian (hyper) does instead of refusing: RFC 9112 section 6.3 lets a server that
+#: gets both Content-Length and chunked use the chunked framing, then close the connection
+#: (hyper drops Content-Length, so the gateway's own 400 for both, sless.gateway.app, never
+#: sees it); and hyper takes a bare LF after a chunk size, then reads what follows the last
+#: chunk as its trailer section, so the hidden request is never run. h11 took the chunked
+#: framing too but kept the connection open and ran the hidden request (seen with
+#: ``_exchange_kept_open``): the gateway's 400 with ``Connection: close`` now stops it.
+CHUNKED_WINS = {
+    "granian": {"content_length_and_chunked", "bare_lf_in_chunk_size"},
+}
 
 
 @pytest.mark.parametrize("attack", sorted(AMBIGUOUS))
@@ -103,7 +169,9 @@ def test_an_ambiguous_request_is_refused_and_nothing_is_smuggled(
     answer = _exchange(port, AMBIGUOUS[attack])
     # the smuggled request never gets an answer of its own
     assert answer.count(b"HTTP/1.1 ") == 1, answer[:500]
-    if parser == "h11" and attack in H11_CHUNKED_WINS:
+    if attack in CHUNKED_WINS.get(parser, set()):
         assert b"/hidden" not in answer
+        # nor on a connection the client keeps open (no half-close to end the exchange)
+        assert _exchange_kept_open(port, AMBIGUOUS[attack]).count(b"HTTP/1.1 ") == 1
         return
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]

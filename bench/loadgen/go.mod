@@ -1,0 +1,3 @@
+module sless.bench/loadgen
+
+go 1.21
