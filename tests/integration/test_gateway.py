@@ -272,6 +272,20 @@ def test_min_instances_keeps_a_worker_warm(gateway: RunningGateway, acme: httpx.
     assert pool.started == 1
 
 
+def test_ready_means_serving(gateway: RunningGateway, acme: httpx.Client) -> None:
+    """The phase reads Ready only once this gateway serves the function: its pool exists
+    and its warm worker is up (a slow import made that take a second after the check)."""
+    slow = {"handler.py": "import time\ntime.sleep(1.0)\n" + HELLO["handler.py"]}
+    deploy(acme, "sless-acme", "slow", slow, {"min_instances": 1})
+    backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
+    pool = backend.pool("sless-acme", "slow")
+    assert pool is not None, "Ready before the function had a pool"
+    assert pool.size == 1, "Ready before the warm worker was up"
+    response = httpx.get(f"{gateway.url}/fn/sless-acme/slow")
+    assert response.status_code == 200, response.text
+    assert pool.started == 1
+
+
 def test_spec_change_restarts_workers_with_the_new_env(
     gateway: RunningGateway, acme: httpx.Client
 ) -> None:

@@ -251,23 +251,39 @@ class LocalBackend(TriggerTables):
         self._index[key] = record
         function = record.function
         if function.status.phase is Phase.PENDING and function.spec.code is not None:
-            await self._build_and_check(record)
+            checked = await self._build_and_check(record)
+            if checked is not None:
+                # serve it first, then say Ready: a call made as soon as the phase reads
+                # Ready must find the pool (it used to get 503 "not ready" in between)
+                candidate = FunctionRecord(record.function, checked, record.generation)
+                await self._configure_pool(key, candidate)
+                await self.functions.set_status(
+                    namespace,
+                    name,
+                    phase=Phase.READY,
+                    message="",
+                    generation=record.generation,
+                    serving_spec=checked,
+                )
+            # what the store holds now wins (a newer spec may have arrived meanwhile)
             record = await self.functions.get(namespace, name)
             self._index[key] = record
         await self._configure_pool(key, record)
 
-    async def _build_and_check(self, record: FunctionRecord) -> None:
+    async def _build_and_check(self, record: FunctionRecord) -> FunctionSpec | None:
+        """Build the spec and load its handler once; the spec if it may serve, else None
+        (its phase then says why)."""
         function = record.function
         spec = function.spec
         code = spec.code
         if code is None:
-            return
+            return None
         namespace, name = record.key
         updated = await self.functions.set_status(
             namespace, name, phase=Phase.BUILDING, message="building", generation=record.generation
         )
         if not updated:
-            return  # the spec changed meanwhile; the newer change reconciles
+            return None  # the spec changed meanwhile; the newer change reconciles
         try:
             secret_env, _ = await self.launcher.secret_env(namespace, spec)
             build = await self.builder.ensure_built(spec.runtime, code.sha256)
@@ -286,15 +302,8 @@ class LocalBackend(TriggerTables):
             await self.functions.set_status(
                 namespace, name, phase=Phase.FAILED, message=str(e), generation=record.generation
             )
-            return
-        await self.functions.set_status(
-            namespace,
-            name,
-            phase=Phase.READY,
-            message="",
-            generation=record.generation,
-            serving_spec=spec,
-        )
+            return None
+        return spec
 
     async def _configure_pool(self, key: Key, record: FunctionRecord) -> None:
         serving = record.serving_spec
@@ -330,7 +339,15 @@ class LocalBackend(TriggerTables):
         else:
             if adopted is not None:
                 self._drain(adopted)
-            pool = await self._start_pool(namespace, name, serving, version, secret_env)
+            # a version change swaps pools once the new one is warm; a first pool serves
+            # at once (its calls wait for its first worker rather than get 503)
+            first = current is None
+            pool = await self._start_pool(
+                namespace, name, serving, version, secret_env, warm=not first
+            )
+            if first:
+                self._pools[key] = pool
+                await self._warm(pool)
         self._pools[key] = pool
         if current is not None:
             old = current.spec.version
@@ -391,8 +408,11 @@ class LocalBackend(TriggerTables):
         serving: FunctionSpec,
         version: str,
         secret_env: dict[str, SecretStr],
+        *,
+        warm: bool = True,
     ) -> FunctionPool:
-        """A new warm pool of one version of a function (its build made if missing)."""
+        """A new pool of one version of a function (its build made if missing), warmed to
+        its minimum unless ``warm`` is False."""
         assert serving.code is not None  # checked by the callers; not a security check
         build = self.builder.path_for(serving.runtime, serving.code.sha256)
         if not (build.root / ".complete").exists():
@@ -430,11 +450,16 @@ class LocalBackend(TriggerTables):
         )
         if proxy is not None:
             pool.on_close.append(proxy.close)
+        if warm:
+            await self._warm(pool)
+        return pool
+
+    @staticmethod
+    async def _warm(pool: FunctionPool) -> None:
         try:
             await pool.ensure_warm()
         except Exception as e:
-            log.warning("could not pre-warm %s/%s: %s", namespace, name, e)
-        return pool
+            log.warning("could not pre-warm %s: %s", pool.name, e)
 
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Reconcile, in every gateway process, the functions that use secret ``name``."""

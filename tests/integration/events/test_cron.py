@@ -117,13 +117,6 @@ def test_missed_ticks_beyond_the_window_are_not_replayed(
     assert first["tick"] >= enabled_at - timedelta(seconds=3 + 1)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "regression after the versions merge: backend.pool() finds no pool before"
-        " the first call; open, see the session note"
-    ),
-    strict=False,
-)
 def test_prewarm_starts_a_worker_before_the_tick(
     gateway: RunningGateway, acme: httpx.Client
 ) -> None:
