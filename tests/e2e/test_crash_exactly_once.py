@@ -73,13 +73,6 @@ def _iso(value: object) -> str:
     return str(value.isoformat())
 
 
-@pytest.mark.xfail(
-    reason=(
-        "timed out waiting for calls in flight in the merged main (granian server);"
-        " open, see the session note"
-    ),
-    strict=False,
-)
 def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
     home: Path,
 ) -> None:

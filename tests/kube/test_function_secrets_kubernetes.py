@@ -11,17 +11,15 @@ and nothing more is tests/kube/test_policies_rbac.py's.
 from __future__ import annotations
 
 import base64
-import uuid
 
-import httpx
 import pytest
 from kubernetes import client
 
-from tests.conftest import ADMIN_TOKEN
 from tests.kube.test_backend_helpers import GROUP, VERSION, function_crd, kube_api, wait_for
-from tests.kube.test_gateway_kubernetes import kube_gateway, s3_bucket
+from tests.kube.test_gateway_kubernetes import Onboarded, kube_gateway, kube_tenant, s3_bucket
 
-__all__ = ["function_crd", "kube_api", "kube_gateway", "s3_bucket"]  # fixtures used here
+# fixtures used here
+__all__ = ["function_crd", "kube_api", "kube_gateway", "kube_tenant", "s3_bucket"]
 
 pytestmark = pytest.mark.kube
 
@@ -29,65 +27,41 @@ ANNOTATION = "sless.kube5s.ru/secrets-version"
 
 
 def test_a_functions_secrets_become_its_own_secret_and_a_new_value_restamps_it(
-    kube_gateway: str, kube_api: client.ApiClient
+    kube_api: client.ApiClient, kube_tenant: Onboarded
 ) -> None:
-    tenant = "k" + uuid.uuid4().hex[:8]
-    namespace = f"sless-{tenant}"
+    namespace, acme = kube_tenant.namespace, kube_tenant.client
     core = client.CoreV1Api(kube_api)
     custom = client.CustomObjectsApi(kube_api)
-    admin = httpx.Client(
-        base_url=kube_gateway, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
-    )
-    onboarded = admin.post("/v1/admin/tenants", json={"name": tenant})
-    assert onboarded.status_code == 201, onboarded.text
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    acme = httpx.Client(
-        base_url=kube_gateway,
-        headers={"Authorization": f"Bearer {onboarded.json()['token']}"},
-        timeout=60,
-    )
     base = f"/v1/namespaces/{namespace}"
     spec = {"secrets": [{"name": "dbpass", "env": "DB_PASSWORD"}]}
-    try:
-        missing = acme.put(f"{base}/functions/hello", json=spec)
-        assert missing.status_code == 422, missing.text
-        assert acme.put(f"{base}/secrets/dbpass", json={"value": "first-value"}).status_code == 201
-        created = acme.put(f"{base}/functions/hello", json=spec)
-        assert created.status_code == 201, created.text
+    missing = acme.put(f"{base}/functions/hello", json=spec)
+    assert missing.status_code == 422, missing.text
+    assert acme.put(f"{base}/secrets/dbpass", json={"value": "first-value"}).status_code == 201
+    created = acme.put(f"{base}/functions/hello", json=spec)
+    assert created.status_code == 201, created.text
 
-        secret = core.read_namespaced_secret("fn-hello-secrets", namespace)
-        assert base64.b64decode(secret.data["dbpass"]) == b"first-value"
-        assert secret.metadata.labels["sless.kube5s.ru/function"] == "hello"
-        function = custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, "functions", "hello"
-        )
-        first = function["metadata"]["annotations"][ANNOTATION]
-        assert first.startswith("dbpass=")
-        assert "first-value" not in str(function)
-        assert "first-value" not in acme.get(f"{base}/functions/hello").text
+    secret = core.read_namespaced_secret("fn-hello-secrets", namespace)
+    assert base64.b64decode(secret.data["dbpass"]) == b"first-value"
+    assert secret.metadata.labels["sless.kube5s.ru/function"] == "hello"
+    function = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "functions", "hello")
+    first = function["metadata"]["annotations"][ANNOTATION]
+    assert first.startswith("dbpass=")
+    assert "first-value" not in str(function)
+    assert "first-value" not in acme.get(f"{base}/functions/hello").text
 
-        assert acme.put(f"{base}/secrets/dbpass", json={"value": "second"}).status_code == 200
+    assert acme.put(f"{base}/secrets/dbpass", json={"value": "second"}).status_code == 200
 
-        def restamped() -> bool:
-            body = custom.get_namespaced_custom_object(
-                GROUP, VERSION, namespace, "functions", "hello"
-            )
-            return bool(body["metadata"]["annotations"][ANNOTATION] != first)
+    def restamped() -> bool:
+        body = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "functions", "hello")
+        return bool(body["metadata"]["annotations"][ANNOTATION] != first)
 
-        wait_for("the Function to carry the new secrets version", restamped, timeout=30)
-        secret = core.read_namespaced_secret("fn-hello-secrets", namespace)
-        assert base64.b64decode(secret.data["dbpass"]) == b"second"
+    wait_for("the Function to carry the new secrets version", restamped, timeout=30)
+    secret = core.read_namespaced_secret("fn-hello-secrets", namespace)
+    assert base64.b64decode(secret.data["dbpass"]) == b"second"
 
-        # a spec without secrets removes the Secret and the stamp
-        assert acme.put(f"{base}/functions/hello", json={}).status_code == 200
-        function = custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, "functions", "hello"
-        )
-        assert ANNOTATION not in (function["metadata"].get("annotations") or {})
-        names = [s.metadata.name for s in core.list_namespaced_secret(namespace).items]
-        assert "fn-hello-secrets" not in names
-    finally:
-        admin.delete(f"/v1/admin/tenants/{tenant}")
-        core.delete_namespace(namespace)
-        acme.close()
-        admin.close()
+    # a spec without secrets removes the Secret and the stamp
+    assert acme.put(f"{base}/functions/hello", json={}).status_code == 200
+    function = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "functions", "hello")
+    assert ANNOTATION not in (function["metadata"].get("annotations") or {})
+    names = [s.metadata.name for s in core.list_namespaced_secret(namespace).items]
+    assert "fn-hello-secrets" not in names

@@ -18,6 +18,7 @@ import uuid
 import zipfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +130,46 @@ def kube_gateway(
         yield served.url
 
 
+@dataclass
+class Onboarded:
+    """A tenant onboarded through the gateway, with its namespace made as the operator
+    would (no operator runs in these tests)."""
+
+    name: str
+    namespace: str
+    admin: httpx.Client
+    client: httpx.Client
+
+
+@pytest.fixture
+def kube_tenant(kube_gateway: str, kube_api: client.ApiClient) -> Iterator[Onboarded]:
+    """A fresh tenant onboarded through the gateway, its namespace made; afterwards both
+    clients are closed, the tenant offboarded and the namespace deleted."""
+    tenant = "k" + uuid.uuid4().hex[:8]
+    namespace = f"sless-{tenant}"
+    core = client.CoreV1Api(kube_api)
+    admin = httpx.Client(
+        base_url=kube_gateway, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+    )
+    onboarded = admin.post("/v1/admin/tenants", json={"name": tenant})
+    assert onboarded.status_code == 201, onboarded.text
+    assert onboarded.json()["namespace"] == namespace
+    # no operator runs here: make the namespace it would make from the Tenant resource
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    tenant_client = httpx.Client(
+        base_url=kube_gateway,
+        headers={"Authorization": f"Bearer {onboarded.json()['token']}"},
+        timeout=120,
+    )
+    try:
+        yield Onboarded(tenant, namespace, admin, tenant_client)
+    finally:
+        tenant_client.close()
+        admin.delete(f"/v1/admin/tenants/{tenant}")
+        admin.close()
+        core.delete_namespace(namespace)
+
+
 @pytest.fixture
 def runtime_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
     """The Python runtime server serving HELLO inside the test host's namespace."""
@@ -173,156 +214,131 @@ def test_deploy_and_invoke_through_the_kubernetes_backend(
     runtime_server: tuple[str, int],
     s3_endpoint: str,
     s3_bucket: str,
+    kube_tenant: Onboarded,
 ) -> None:
-    tenant = "k" + uuid.uuid4().hex[:8]
-    namespace = f"sless-{tenant}"
-    core = client.CoreV1Api(kube_api)
+    tenant, namespace = kube_tenant.name, kube_tenant.namespace
+    acme = kube_tenant.client
     custom = client.CustomObjectsApi(kube_api)
-    admin = httpx.Client(
-        base_url=kube_gateway, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
-    )
-    onboarded = admin.post("/v1/admin/tenants", json={"name": tenant})
-    assert onboarded.status_code == 201, onboarded.text
-    assert onboarded.json()["namespace"] == namespace
     # onboarding made the Tenant resource, from which the operator makes the namespace
     resource = custom.get_cluster_custom_object(GROUP, VERSION, "tenants", tenant)
     assert resource["spec"] == {}
     assert resource["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "sless"
-    # no operator runs here: make the namespace it would make
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    acme = httpx.Client(
-        base_url=kube_gateway,
-        headers={"Authorization": f"Bearer {onboarded.json()['token']}"},
-        timeout=120,
-    )
     path = f"/v1/namespaces/{namespace}/functions/hello"
-    try:
-        created = acme.put(path, json={"env": {"GREETING": "hi"}, "concurrency": 2})
-        assert created.status_code == 201, created.text
-        assert created.json()["status"]["phase"] == "Pending"
-        assert acme.put(path, json={"env": {"GREETING": "hi"}, "concurrency": 2}).status_code == 200
+    created = acme.put(path, json={"env": {"GREETING": "hi"}, "concurrency": 2})
+    assert created.status_code == 201, created.text
+    assert created.json()["status"]["phase"] == "Pending"
+    assert acme.put(path, json={"env": {"GREETING": "hi"}, "concurrency": 2}).status_code == 200
 
-        # not served before the operator says so
-        assert httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 503
+    # not served before the operator says so
+    assert httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 503
 
-        uploaded = acme.post(
-            path + "/upload",
-            content=make_zip(HELLO),
-            headers={"Content-Type": "application/zip"},
-        )
-        assert uploaded.status_code == 202, uploaded.text
-        assert uploaded.json()["phase"] == "Pending"
-        sha256 = uploaded.json()["sha256"]
+    uploaded = acme.post(
+        path + "/upload",
+        content=make_zip(HELLO),
+        headers={"Content-Type": "application/zip"},
+    )
+    assert uploaded.status_code == 202, uploaded.text
+    assert uploaded.json()["phase"] == "Pending"
+    sha256 = uploaded.json()["sha256"]
 
-        resource = custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, "functions", "hello"
-        )
-        code = resource["spec"]["code"]
-        assert code["sha256"] == sha256
-        assert resource["spec"]["env"] == {"GREETING": "hi"}
-        assert resource["status"]["phase"] == "Pending"
-        assert resource["status"]["validation"]["verdict"] == "allow"
-        # the blob the operator will build from is in S3
-        s3 = s3_client(s3_endpoint)
-        keys = [o["Key"] for o in s3.list_objects_v2(Bucket=s3_bucket)["Contents"]]
-        assert keys == [code["blob_key"]]
-        assert acme.get(path + "/validation").status_code == 200
+    resource = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "functions", "hello")
+    code = resource["spec"]["code"]
+    assert code["sha256"] == sha256
+    assert resource["spec"]["env"] == {"GREETING": "hi"}
+    assert resource["status"]["phase"] == "Pending"
+    assert resource["status"]["validation"]["verdict"] == "allow"
+    # the blob the operator will build from is in S3
+    s3 = s3_client(s3_endpoint)
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=s3_bucket)["Contents"]]
+    assert keys == [code["blob_key"]]
+    assert acme.get(path + "/validation").status_code == 200
 
-        # the operator's part: the build succeeded, this spec now serves
-        custom.patch_namespaced_custom_object_status(
-            GROUP,
-            VERSION,
-            namespace,
-            "functions",
-            "hello",
-            {
-                "status": {
-                    "phase": "Ready",
-                    "observed_sha256": sha256,
-                    "servingSpec": resource["spec"],
-                    "message": "",
-                }
-            },
-        )
-        ready = acme.get(path).json()
-        assert ready["status"]["phase"] == "Ready"
-        assert ready["status"]["observed_sha256"] == sha256
+    # the operator's part: the build succeeded, this spec now serves
+    custom.patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        namespace,
+        "functions",
+        "hello",
+        {
+            "status": {
+                "phase": "Ready",
+                "observed_sha256": sha256,
+                "servingSpec": resource["spec"],
+                "message": "",
+            }
+        },
+    )
+    ready = acme.get(path).json()
+    assert ready["status"]["phase"] == "Ready"
+    assert ready["status"]["observed_sha256"] == sha256
 
-        # Ready but no instance yet: not ready to serve
-        answer = wait_for(
-            "the gateway to see the serving spec",
-            lambda: (
-                (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello")).status_code != 404 and r
-            ),
-        )
-        assert answer.status_code == 503
-        assert "no ready instances" in answer.json()["error"]["message"]
+    # Ready but no instance yet: not ready to serve
+    answer = wait_for(
+        "the gateway to see the serving spec",
+        lambda: (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello")).status_code != 404 and r,
+    )
+    assert answer.status_code == 503
+    assert "no ready instances" in answer.json()["error"]["message"]
 
-        # the node's part: the instance listens, the EndpointSlice points at it
-        address, port = runtime_server
-        client.DiscoveryV1Api(kube_api).create_namespaced_endpoint_slice(
-            namespace, endpoint_slice("fn-hello-abcde", "fn-hello", [(address, True)], port)
-        )
-        response = wait_for(
-            "the gateway to invoke the function",
-            lambda: (
-                (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello/sub?name=Ada")).status_code
-                == 200
-                and r
-            ),
-        )
-        body = response.json()
-        assert body["hello"] == "Ada"
-        assert body["path"] == "/sub"
-        invocation_id = response.headers["x-sless-invocation-id"]
+    # the node's part: the instance listens, the EndpointSlice points at it
+    address, port = runtime_server
+    client.DiscoveryV1Api(kube_api).create_namespaced_endpoint_slice(
+        namespace, endpoint_slice("fn-hello-abcde", "fn-hello", [(address, True)], port)
+    )
+    response = wait_for(
+        "the gateway to invoke the function",
+        lambda: (
+            (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello/sub?name=Ada")).status_code == 200
+            and r
+        ),
+    )
+    body = response.json()
+    assert body["hello"] == "Ada"
+    assert body["path"] == "/sub"
+    invocation_id = response.headers["x-sless-invocation-id"]
 
-        # a disabled http trigger closes /fn/ (the gateway watches the Trigger resources)
-        web = f"/v1/namespaces/{namespace}/triggers/web"
-        trigger = {"type": "http", "function": "hello", "enabled": False}
-        assert acme.put(web, json=trigger).status_code == 201
-        refused = wait_for(
-            "the gateway to refuse the disabled function",
-            lambda: (
-                (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello")).status_code == 403 and r
-            ),
-        )
-        assert refused.json()["error"]["code"] == "http_trigger_disabled"
-        assert acme.put(web, json={**trigger, "enabled": True}).status_code == 200
-        wait_for(
-            "the gateway to serve it again",
-            lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 200,
-        )
-        assert acme.delete(web).status_code == 200
+    # a disabled http trigger closes /fn/ (the gateway watches the Trigger resources)
+    web = f"/v1/namespaces/{namespace}/triggers/web"
+    trigger = {"type": "http", "function": "hello", "enabled": False}
+    assert acme.put(web, json=trigger).status_code == 201
+    refused = wait_for(
+        "the gateway to refuse the disabled function",
+        lambda: (r := httpx.get(f"{kube_gateway}/fn/{namespace}/hello")).status_code == 403 and r,
+    )
+    assert refused.json()["error"]["code"] == "http_trigger_disabled"
+    assert acme.put(web, json={**trigger, "enabled": True}).status_code == 200
+    wait_for(
+        "the gateway to serve it again",
+        lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 200,
+    )
+    assert acme.delete(web).status_code == 200
 
-        rows = wait_for(
-            "the invocation to be recorded",
-            lambda: [
-                row
-                for row in acme.get(
-                    f"/v1/namespaces/{namespace}/invocations", params={"function": "hello"}
-                ).json()["invocations"]
-                if row["id"] == invocation_id
-            ],
-        )
-        assert rows[0]["status"] == 200
-        assert rows[0]["tenant"] == tenant
+    rows = wait_for(
+        "the invocation to be recorded",
+        lambda: [
+            row
+            for row in acme.get(
+                f"/v1/namespaces/{namespace}/invocations", params={"function": "hello"}
+            ).json()["invocations"]
+            if row["id"] == invocation_id
+        ],
+    )
+    assert rows[0]["status"] == 200
+    assert rows[0]["tenant"] == tenant
 
-        # logs: no pods run here, and the answer says so
-        logs = acme.get(path + "/logs")
-        assert logs.status_code == 200
-        assert "no running instances" in logs.text
+    # logs: no pods run here, and the answer says so
+    logs = acme.get(path + "/logs")
+    assert logs.status_code == 200
+    assert "no running instances" in logs.text
 
-        # another tenant's namespace is invisible
-        assert acme.get("/v1/namespaces/sless-someone-else/functions").status_code == 404
+    # another tenant's namespace is invisible
+    assert acme.get("/v1/namespaces/sless-someone-else/functions").status_code == 404
 
-        deleted = acme.delete(path)
-        assert deleted.status_code == 200
-        assert acme.get(path).status_code == 404
-        wait_for(
-            "invocations to stop",
-            lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 404,
-        )
-    finally:
-        acme.close()
-        admin.close()
-        core.delete_namespace(namespace)
+    deleted = acme.delete(path)
+    assert deleted.status_code == 200
+    assert acme.get(path).status_code == 404
+    wait_for(
+        "invocations to stop",
+        lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 404,
+    )

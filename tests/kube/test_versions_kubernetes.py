@@ -14,7 +14,6 @@ import os
 import socket
 import subprocess
 import sys
-import uuid
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
@@ -26,18 +25,20 @@ import httpx
 import pytest
 from kubernetes import client
 
-from tests.conftest import ADMIN_TOKEN
 from tests.kube.test_backend_helpers import GROUP, VERSION, endpoint_slice, pod_host
 from tests.kube.test_gateway_kubernetes import (
     RUNTIME,
+    Onboarded,
     function_crd,
     kube_api,
     kube_gateway,
+    kube_tenant,
     s3_bucket,
 )
 from tests.support import make_zip, wait_for
 
-__all__ = ["function_crd", "kube_api", "kube_gateway", "s3_bucket"]  # fixtures used here
+# fixtures used here
+__all__ = ["function_crd", "kube_api", "kube_gateway", "kube_tenant", "s3_bucket"]
 
 pytestmark = pytest.mark.kube
 
@@ -87,24 +88,11 @@ def runtime(tmp_path: Path, marker: str) -> Iterator[tuple[str, int]]:
 
 
 def test_a_traffic_split_and_name_at_version_in_kubernetes_mode(
-    kube_gateway: str, kube_api: client.ApiClient, tmp_path: Path
+    kube_gateway: str, kube_api: client.ApiClient, tmp_path: Path, kube_tenant: Onboarded
 ) -> None:
-    tenant = "v" + uuid.uuid4().hex[:8]
-    namespace = f"sless-{tenant}"
-    core = client.CoreV1Api(kube_api)
+    namespace, acme = kube_tenant.namespace, kube_tenant.client
     custom = client.CustomObjectsApi(kube_api)
     discovery = client.DiscoveryV1Api(kube_api)
-    admin = httpx.Client(
-        base_url=kube_gateway, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
-    )
-    onboarded = admin.post("/v1/admin/tenants", json={"name": tenant})
-    assert onboarded.status_code == 201, onboarded.text
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    acme = httpx.Client(
-        base_url=kube_gateway,
-        headers={"Authorization": f"Bearer {onboarded.json()['token']}"},
-        timeout=120,
-    )
     path = f"/v1/namespaces/{namespace}/functions/app"
     url = f"{kube_gateway}/fn/{namespace}/app"
 
@@ -131,91 +119,86 @@ def test_a_traffic_split_and_name_at_version_in_kubernetes_mode(
         body: dict[str, Any] = response.json()
         return body
 
-    try:
-        assert acme.put(path, json={"env": {"COLOR": "blue"}}).status_code == 201
-        assert upload("one")["version"] == "v1"
-        spec_one = {k: v for k, v in resource()["spec"].items() if k != "revisions"}
-        serve({"phase": "Ready", "servingSpec": spec_one, "message": ""})
-        assert upload("two", traffic=25)["version"] == "v2"
+    assert acme.put(path, json={"env": {"COLOR": "blue"}}).status_code == 201
+    assert upload("one")["version"] == "v1"
+    spec_one = {k: v for k, v in resource()["spec"].items() if k != "revisions"}
+    serve({"phase": "Ready", "servingSpec": spec_one, "message": ""})
+    assert upload("two", traffic=25)["version"] == "v2"
 
-        # what the gateway wrote: v2 is current, 25 %; v1 keeps 75 % and its own spec
-        written = resource()["spec"]
-        assert written["code"]["version"] == "v2"
-        assert written["traffic"] == [
-            {"version": "v1", "percent": 75},
-            {"version": "v2", "percent": 25},
-        ]
-        assert list(written["revisions"]) == ["v1"]
-        assert written["revisions"]["v1"]["code"] == spec_one["code"]
-        assert written["revisions"]["v1"]["env"] == {"COLOR": "blue"}
+    # what the gateway wrote: v2 is current, 25 %; v1 keeps 75 % and its own spec
+    written = resource()["spec"]
+    assert written["code"]["version"] == "v2"
+    assert written["traffic"] == [
+        {"version": "v1", "percent": 75},
+        {"version": "v2", "percent": 25},
+    ]
+    assert list(written["revisions"]) == ["v1"]
+    assert written["revisions"]["v1"]["code"] == spec_one["code"]
+    assert written["revisions"]["v1"]["env"] == {"COLOR": "blue"}
 
-        spec_two = {k: v for k, v in written.items() if k != "revisions"}
-        serve(
-            {
-                "phase": "Ready",
-                "servingSpec": spec_two,
-                "servingRevisions": {"v1": written["revisions"]["v1"]},
-            }
+    spec_two = {k: v for k, v in written.items() if k != "revisions"}
+    serve(
+        {
+            "phase": "Ready",
+            "servingSpec": spec_two,
+            "servingRevisions": {"v1": written["revisions"]["v1"]},
+        }
+    )
+    status = acme.get(path).json()
+    assert status["version"] == "v2"
+    assert status["status"]["version"] == "v2"
+
+    with runtime(tmp_path, "one") as one, runtime(tmp_path, "two") as two:
+        # the node's part: each version's pods behind its own Service
+        discovery.create_namespaced_endpoint_slice(
+            namespace, endpoint_slice("fn-app-x", "fn-app", [(two[0], True)], two[1])
         )
-        status = acme.get(path).json()
-        assert status["version"] == "v2"
-        assert status["status"]["version"] == "v2"
-
-        with runtime(tmp_path, "one") as one, runtime(tmp_path, "two") as two:
-            # the node's part: each version's pods behind its own Service
-            discovery.create_namespaced_endpoint_slice(
-                namespace, endpoint_slice("fn-app-x", "fn-app", [(two[0], True)], two[1])
-            )
-            discovery.create_namespaced_endpoint_slice(
-                namespace, endpoint_slice("fn-app-v1-x", "fn-app-v1", [(one[0], True)], one[1])
-            )
-            for version, marker in (("v1", "one"), ("v2", "two")):
-                wait_for(
-                    f"{version} to answer",
-                    lambda v=version, m=marker: (
-                        (r := httpx.get(f"{url}@{v}", timeout=30)).status_code == 200
-                        and r.json()["code"] == m
-                    ),
-                )
-            seen = Counter(httpx.get(url, timeout=30).json()["code"] for _ in range(60))
-            # 60 draws at 75/25: both reached (missing one has a chance below 1e-7)
-            assert seen["one"] > 0, seen
-            assert seen["two"] > 0, seen
-            assert seen["one"] + seen["two"] == 60
-
-            rows = wait_for(
-                "the invocations to be recorded",
-                lambda: (
-                    rows
-                    if len(
-                        rows := acme.get(
-                            f"/v1/namespaces/{namespace}/invocations",
-                            params={"function": "app", "limit": 1000},
-                        ).json()["invocations"]
-                    )
-                    >= 62
-                    else None
+        discovery.create_namespaced_endpoint_slice(
+            namespace, endpoint_slice("fn-app-v1-x", "fn-app-v1", [(one[0], True)], one[1])
+        )
+        for version, marker in (("v1", "one"), ("v2", "two")):
+            wait_for(
+                f"{version} to answer",
+                lambda v=version, m=marker: (
+                    (r := httpx.get(f"{url}@{v}", timeout=30)).status_code == 200
+                    and r.json()["code"] == m
                 ),
             )
-            assert {r["version"] for r in rows} == {"v1", "v2"}
+        seen = Counter(httpx.get(url, timeout=30).json()["code"] for _ in range(60))
+        # 60 draws at 75/25: both reached (missing one has a chance below 1e-7)
+        assert seen["one"] > 0, seen
+        assert seen["two"] > 0, seen
+        assert seen["one"] + seen["two"] == 60
 
-            # not a traffic target: not reachable by name, with a clear answer
-            missing = httpx.get(f"{url}@v7", timeout=30)
-            assert missing.status_code == 404
-            assert "not serving" in missing.json()["error"]["message"]
+        rows = wait_for(
+            "the invocations to be recorded",
+            lambda: (
+                rows
+                if len(
+                    rows := acme.get(
+                        f"/v1/namespaces/{namespace}/invocations",
+                        params={"function": "app", "limit": 1000},
+                    ).json()["invocations"]
+                )
+                >= 62
+                else None
+            ),
+        )
+        assert {r["version"] for r in rows} == {"v1", "v2"}
 
-            # rollback to v1: the spec is v1's again, no split, no revisions
-            rolled = acme.post(path + "/rollback", json={"version": "v1"})
-            assert rolled.status_code == 200, rolled.text
-            back = resource()["spec"]
-            assert back["code"] == spec_one["code"]
-            assert back["traffic"] == []
-            assert back["revisions"] == {}
-            assert [v["version"] for v in acme.get(path + "/versions").json()["versions"]] == [
-                "v2",
-                "v1",
-            ]
-    finally:
-        acme.close()
-        admin.close()
-        core.delete_namespace(namespace)
+        # not a traffic target: not reachable by name, with a clear answer
+        missing = httpx.get(f"{url}@v7", timeout=30)
+        assert missing.status_code == 404
+        assert "not serving" in missing.json()["error"]["message"]
+
+        # rollback to v1: the spec is v1's again, no split, no revisions
+        rolled = acme.post(path + "/rollback", json={"version": "v1"})
+        assert rolled.status_code == 200, rolled.text
+        back = resource()["spec"]
+        assert back["code"] == spec_one["code"]
+        assert back["traffic"] == []
+        assert back["revisions"] == {}
+        assert [v["version"] for v in acme.get(path + "/versions").json()["versions"]] == [
+            "v2",
+            "v1",
+        ]
