@@ -19,12 +19,8 @@ in exactly the state such a crash leaves (``running`` under a live lease, no
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -45,17 +41,6 @@ SLEEPY = (
 )
 CALLS = 6
 TERMINAL = ("succeeded", "failed", "dead", "interrupted")
-
-
-@pytest.fixture
-def home() -> Iterator[Path]:
-    if os.geteuid() != 0 or shutil.which("bwrap") is None:
-        pytest.fail("this test needs root (pg_ctl as pgserver) and bubblewrap")
-    # outside pytest's tmp dir: the embedded PostgreSQL's own user must traverse it
-    path = Path(tempfile.mkdtemp(prefix="sless-once-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def _lines(platform: Platform, tenant: Tenant, function: str) -> tuple[Counter[str], Counter[str]]:

@@ -10,39 +10,22 @@ is still there. A second ``sless up`` on a directory in use is refused with a cl
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.faults.harness import postmasters
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 SLESS = str(Path(sys.executable).parent / "sless")
 ADMIN_TOKEN = "crash-test-admin-token-" + "k" * 20
-
-
-def _postmasters(pg_dir: Path) -> list[int]:
-    """Processes whose command line names ``pg_dir`` (postgres -D <pg_dir> ...)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"postgres") and str(pg_dir).encode() in argv:
-            found.append(int(entry.name))
-    return found
 
 
 class Up:
@@ -81,16 +64,6 @@ class Up:
         return self.process.wait(timeout=90)
 
 
-@pytest.fixture
-def home() -> Iterator[Path]:
-    # outside pytest's tmp dir: the embedded PostgreSQL's own user must traverse it
-    path = Path(tempfile.mkdtemp(prefix="sless-crash-"))
-    yield path
-    for pid in _postmasters(path / "data" / "pg"):  # never leave one behind, even on failure
-        os.kill(pid, signal.SIGKILL)
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def test_crash_restart_and_stop_leave_no_postmaster(home: Path) -> None:
     data, log = home / "data", home / "up.log"
     pg_dir = data / "pg"
@@ -102,7 +75,7 @@ def test_crash_restart_and_stop_leave_no_postmaster(home: Path) -> None:
     created = httpx.post(f"{first.url}/v1/admin/tenants", json={"name": "before"}, headers=admin)
     assert created.status_code == 201, created.text
     first.crash()
-    assert _postmasters(pg_dir), "the crash left the postmaster running (as a crash does)"
+    assert postmasters(pg_dir), "the crash left the postmaster running (as a crash does)"
 
     second = Up(data, port, log)
     second.wait_ready()
@@ -125,6 +98,6 @@ def test_crash_restart_and_stop_leave_no_postmaster(home: Path) -> None:
     assert third.stop() == 0
     assert "Stopping embedded PostgreSQL" in log.read_text()
     deadline = time.monotonic() + 30
-    while _postmasters(pg_dir) and time.monotonic() < deadline:
+    while postmasters(pg_dir) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _postmasters(pg_dir) == [], log.read_text()[-3000:]
+    assert postmasters(pg_dir) == [], log.read_text()[-3000:]

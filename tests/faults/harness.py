@@ -53,6 +53,21 @@ def make_zip(files: dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
+def postmasters(pg_dir: Path) -> list[int]:
+    """Processes whose command line names ``pg_dir`` (postgres -D <pg_dir> ...)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"postgres") and str(pg_dir).encode() in argv:
+            found.append(int(entry.name))
+    return found
+
+
 def wait_until(
     what: str,
     check: Callable[[], Any],
