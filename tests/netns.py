@@ -13,12 +13,14 @@ machine's own namespace beyond loopback.
   or ``http.server`` can serve on them), and ``command()`` prefixes a command so that it
   runs inside it.
 
-The veth pair's near end (``host_ip``: 10.251.0.1, 10.251.1.1, 10.252.0.1) is an address
-of the machine's own namespace, and it cannot be avoided: the clients under test (the
-gateway in the pytest process, a bubblewrap sandbox sharing the machine's network for
-its egress, the test's httpx) live there, and a packet leaving a namespace carries an
-address of that namespace as its source; without one on the veth, the kernel would pick
-another of the machine's addresses, a real one. Why no traffic ever *targets* it:
+The veth pair's near end (``host_ip``: 10.251.0.1, 10.251.1.1, 10.252.0.1) needs an
+address on the client's side: the clients under test (the gateway in the pytest process,
+a bubblewrap sandbox sharing its network for egress, the test's httpx) live there, and a
+packet leaving a namespace carries an address of that namespace as its source. That side
+is never the machine's own namespace: ``scripts/test`` runs pytest inside a namespace it
+made (``sless-tests``, only loopback besides these veths), and building a test host from
+the machine's namespace fails (``_not_in_the_machines_namespace``). Within the test's
+namespace, no traffic targets the near end either:
 
 - nothing listens on it: every server binds the far address inside the namespace
   (``TestHost.listen``; ``netns_host``'s command runs inside it), and no test names
@@ -30,7 +32,7 @@ another of the machine's addresses, a real one. Why no traffic ever *targets* it
   (IPv6 neighbour discovery included; only ARP, which the replies need, is not IP), so
   nothing inside can open a connection to the near end, to the machine, or anywhere;
   ``tests/security/test_test_hosts.py`` checks it;
-- nothing is routed anywhere else: the machine's namespace gets only the /30 of the veth
+- nothing is routed anywhere else: the test run's namespace gets only the /30 of the veth
   (no route beyond it), the namespace has no default route (``route_back``, the node
   tests' pod CIDR via the near end, is their replies' way back to pods on the test node).
 """
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import re
 import shutil
 import socket
@@ -54,6 +57,25 @@ import pytest
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+def _not_in_the_machines_namespace() -> None:
+    """The near end of a veth pair gets an address of the namespace this process runs in;
+    that must never be the machine's own. ``scripts/test`` runs pytest in a namespace it
+    made (``sless-tests``; the node tier in the node's) and names it in
+    ``SLESS_TEST_NETNS``: a test host is built only when this process is really in it."""
+    name = os.environ.get("SLESS_TEST_NETNS", "")
+    path = f"/run/netns/{name}"
+    if not name or "/" in name or not os.path.exists(path):
+        here = None
+    else:
+        here = os.stat(path).st_ino == os.stat("/proc/self/ns/net").st_ino
+    if not here:
+        pytest.fail(
+            "this test builds a test host, whose veth needs an address on this side: run it"
+            " through scripts/test (e.g. scripts/test tests/security), which runs pytest in"
+            " a network namespace of its own (SLESS_TEST_NETNS), never in the machine's"
+        )
 
 
 #: loaded inside the test host's namespace: it may answer, never start a connection
@@ -114,6 +136,7 @@ def netns_host(
     default route there made the host refuse connections from this side."""
     if shutil.which("ip") is None:
         pytest.fail("iproute2 (`ip`) is needed to build the test host")
+    _not_in_the_machines_namespace()
     ns = f"sless-t{uuid.uuid4().hex[:6]}"
     veth = f"vs{uuid.uuid4().hex[:6]}"
     _ip("netns", "add", ns)
@@ -165,6 +188,7 @@ class TestHost:
     def __init__(self, host_ip: str, address: str) -> None:
         if shutil.which("ip") is None:
             pytest.fail("iproute2 (`ip`) is needed to build the test host")
+        _not_in_the_machines_namespace()
         self.address = address
         self.namespace = f"sless-h{uuid.uuid4().hex[:6]}"
         self._veth = f"vh{uuid.uuid4().hex[:6]}"
