@@ -13,6 +13,7 @@ without leaking them.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +52,24 @@ class GatewaySettings(BaseModel):
     #: pass the request-smuggling tests; docs/PERFORMANCE.md has the figures that chose
     #: the default
     http: Literal["granian", "httptools", "h11"] = "granian"
+    #: peers whose X-Forwarded-For names the caller (comma-separated IP addresses; empty:
+    #: none): a reverse proxy on this machine by default (sless.gateway.forwarded)
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses(cls, value: str) -> str:
+        """Refused at start, not ignored later: a typo would trust nobody (or somebody)."""
+        for entry in filter(None, (e.strip() for e in value.split(","))):
+            try:
+                ipaddress.ip_address(entry)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address (a comma-separated list of addresses,"
+                    " e.g. 127.0.0.1,::1; empty to trust no proxy)"
+                ) from None
+        return value
+
     #: key that signs paging cursors and seals stored idempotent responses; unset: a
     #: random key generated once and kept in PostgreSQL (shared by every gateway)
     signing_key: SecretStr | None = None

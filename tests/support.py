@@ -38,6 +38,7 @@ def start_in_thread(app: Any, port: int, *, start_timeout_s: float = 30) -> Serv
         lifespan="on",
         log_level="warning",
         timeout_graceful_shutdown=5,
+        proxy_headers=False,  # as `sless up`: the app applies X-Forwarded-For itself
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

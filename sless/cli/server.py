@@ -109,6 +109,8 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
         timeout_graceful_shutdown=int(settings.gateway.shutdown_grace_s),
         loop="uvloop",
         http=settings.gateway.http,
+        # the app applies SLESS_GATEWAY_FORWARDED_ALLOW_IPS itself, whichever the server
+        proxy_headers=False,
     )
     server = _graceful_server_class()(config)
     server.run()

@@ -21,6 +21,7 @@ from sless.gateway import console
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import ERROR_RESPONSES, error_body, install_error_handlers
+from sless.gateway.forwarded import FORWARDED, forwarded_client, trusted_proxies
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.ratelimits import RateLimitHeaders
@@ -92,14 +93,23 @@ def _ambiguous_framing(headers: list[tuple[bytes, bytes]]) -> bool:
 
 
 class Gateway:
-    def __init__(self, api: FastAPI) -> None:
+    def __init__(self, api: FastAPI, *, forwarded_allow_ips: frozenset[str] = frozenset()) -> None:
         self.api = api
         self.invoke = InvokeApp(lambda: api.state.platform)
+        #: peers trusted to name the caller in X-Forwarded-For (sless.gateway.forwarded)
+        self.forwarded_allow_ips = forwarded_allow_ips
         #: the lifespan started the platform (whichever server runs the app)
         self.started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            if self.forwarded_allow_ips:
+                caller = forwarded_client(
+                    scope.get("client"), scope["headers"], self.forwarded_allow_ips
+                )
+                if caller is not None:
+                    # FORWARDED: the proxy's X-Forwarded-For already ends with the caller
+                    scope = {**scope, "client": caller, FORWARDED: True}
             if _ambiguous_framing(scope["headers"]):
                 await send(_AMBIGUOUS_START)
                 await send({"type": "http.response.body", "body": _AMBIGUOUS_BODY})
@@ -179,5 +189,7 @@ def create_app(
         await platform.db.fetchval("SELECT 1")
         return {"status": "ready"}
 
-    gateway = Gateway(api)
+    gateway = Gateway(
+        api, forwarded_allow_ips=trusted_proxies(settings.gateway.forwarded_allow_ips)
+    )
     return gateway

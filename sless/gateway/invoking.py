@@ -38,6 +38,7 @@ from sless.backends import headers as proxy_headers
 from sless.errors import BadRequest, NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
+from sless.gateway.forwarded import FORWARDED
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
 from sless.models import AuthMode, is_dns1123_label, is_version_name
@@ -63,7 +64,7 @@ def _forwarded_headers(scope: Scope, headers: list[tuple[bytes, bytes]]) -> list
     """The caller's headers that may reach the function (and be stored for a queued call)."""
     forwarded = proxy_headers.from_caller(_decoded(headers))
     client = scope.get("client")
-    if client:
+    if client and not scope.get(FORWARDED):
         forwarded.append(("x-forwarded-for", client[0]))
     return forwarded
 

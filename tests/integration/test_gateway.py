@@ -155,6 +155,22 @@ def test_a_header_the_function_names_in_connection_is_not_returned(
         assert "x-internal" not in response.headers.get("connection", "").lower()
 
 
+def test_a_local_proxy_names_the_caller(gateway: RunningGateway, acme: httpx.Client) -> None:
+    """Behind a reverse proxy on this machine (a loopback peer, trusted by default), the
+    caller of X-Forwarded-For is the client the audit log and the function see."""
+    deploy(acme, "sless-acme", "xff", ECHO_HEADERS)
+    proxied = {"X-Forwarded-For": "198.51.100.1, 203.0.113.7"}
+    response = httpx.get(f"{gateway.url}/fn/sless-acme/xff", headers=proxied)
+    assert response.status_code == 200
+    # the proxy's chain as it is: it already ends with the caller
+    assert response.json()["headers"]["x-forwarded-for"] == "198.51.100.1, 203.0.113.7"
+    bogus = httpx.get(f"{gateway.url}/fn/sless-acme/xff", headers={"X-Forwarded-For": "me"})
+    assert bogus.json()["headers"]["x-forwarded-for"] == "me, 127.0.0.1"
+    acme.put("/v1/namespaces/sless-acme/functions/xff", json={}, headers=proxied)
+    [row] = acme.get("/v1/namespaces/sless-acme/audit", params={"limit": 1}).json()["entries"]
+    assert row["client"] == "203.0.113.7", row
+
+
 def test_token_auth_function_needs_the_owners_token(
     gateway: RunningGateway, acme: httpx.Client
 ) -> None:
