@@ -145,6 +145,10 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
         log_access=False,
     )
     server.workers_kill_timeout = max(1, int(settings.gateway.shutdown_grace_s))
+    # granian warns at every start that its embedded server is experimental; that server
+    # is the one sless chose and tests (request smuggling, shutdown, the whole suite), so
+    # the notice only alarms users. Its other warnings still show.
+    logging.getLogger("_granian").addFilter(_NotExperimentalNotice())
     # granian's Rust thread takes the GIL to hand each request to the loop and each answer
     # back; with CPython's 5 ms switch interval it could wait that long behind a busy loop
     # thread, several times per call (docs/PERFORMANCE.md: p99 at 16 connections)
@@ -162,6 +166,11 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
 
     uvloop.run(serve())
     return app.started
+
+
+class _NotExperimentalNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "Embedded server is experimental!"
 
 
 def _graceful_server_class() -> type:
