@@ -30,6 +30,30 @@ ROOT = Path(__file__).resolve().parents[2]
 SLESS = [str(Path(sys.executable).parent / "sless")]
 
 
+def _uv_dirs() -> dict[str, str]:
+    """uv's tool, tool-bin and cache directories as this process's environment has them."""
+
+    def ask(*args: str) -> str:
+        found = subprocess.run(["uv", *args], capture_output=True, text=True, check=True)
+        return found.stdout.strip()
+
+    return {
+        "UV_TOOL_DIR": ask("tool", "dir"),
+        "UV_TOOL_BIN_DIR": ask("tool", "dir", "--bin"),
+        "UV_CACHE_DIR": ask("cache", "dir"),
+    }
+
+
+def _wheelhouse() -> str:
+    found = os.environ.get("SLESS_TEST_WHEELHOUSE", "")
+    if not found or not (Path(found) / ".complete").exists():
+        pytest.fail(
+            "run this test through scripts/test: it fetches the wheels of the examples'"
+            " requirements.txt (SLESS_TEST_WHEELHOUSE), and the test reaches no index"
+        )
+    return found
+
+
 class Platform:
     def __init__(self, home: Path, port: int) -> None:
         self.home = home
@@ -44,8 +68,13 @@ class Platform:
         }
         self.env.pop("SLESS_ADMIN_TOKEN", None)
         self.env.pop("SLESS_TOKEN", None)
-        # the machine's uv and semgrep stay reachable with another HOME
+        # the machine's uv, its cache and its tools (semgrep) stay where they are with
+        # another HOME: else scripts/run would install semgrep again from PyPI, and test
+        # traffic goes only to loopback
         self.env["PATH"] = f"{Path.home() / '.local/bin'}:{os.environ.get('PATH', '')}"
+        self.env.update(_uv_dirs())
+        # examples/python-deps installs yarl: from the wheels scripts/test fetched, offline
+        self.env.update({"UV_FIND_LINKS": _wheelhouse(), "UV_OFFLINE": "1"})
         self.output = home / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -29,8 +29,9 @@ from sless.validation import Verdict, extract_archive
 log = logging.getLogger(__name__)
 
 _OUTPUT_TAIL = 1500
-#: how the host reaches package indexes (proxies, CA bundles, index mirrors): passed to the
-#: installers; nothing else of the gateway's environment (its secrets) is
+#: how the host reaches package indexes (proxies, CA bundles, index mirrors, or a local
+#: wheelhouse with UV_FIND_LINKS and UV_OFFLINE=1 on a machine with no index): passed to
+#: the installers; nothing else of the gateway's environment (its secrets) is
 _PASSTHROUGH_ENV = (
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -44,6 +45,8 @@ _PASSTHROUGH_ENV = (
     "UV_INDEX_URL",
     "UV_DEFAULT_INDEX",
     "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_OFFLINE",
     "UV_NATIVE_TLS",
     "npm_config_registry",
 )
