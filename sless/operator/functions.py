@@ -29,7 +29,7 @@ from typing import Any
 import kopf
 from pydantic import ValidationError
 
-from sless.errors import SlessError
+from sless.errors import Conflict, SlessError
 from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionResourceSpec, FunctionSpec, Phase, Runtime
 from sless.operator.contexts import ContextError
@@ -218,8 +218,15 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
             max_instances=op.settings.limits.max_instances,
         )
         if current != replicas:
-            await op.api.merge_patch(path, {"spec": {"replicas": replicas}})
-            log.info("function %s/%s: %d replicas", ns, name, replicas)
+            # only over the Deployment as read (see _deploy): a Conflict means the
+            # autoscaler wrote meanwhile, and the next sync starts from its figure
+            read_at = deployment["metadata"].get("resourceVersion")
+            patch = {"metadata": {"resourceVersion": read_at}, "spec": {"replicas": replicas}}
+            try:
+                await op.api.merge_patch(path, patch)
+                log.info("function %s/%s: %d replicas", ns, name, replicas)
+            except Conflict:
+                log.info("function %s/%s: replicas changed meanwhile; not scaled", ns, name)
     # the Deployments of the traffic split's other versions follow the same triggers
     for version, revision in spec.revisions.items():
         if version not in spec.routed_versions()[1:]:
@@ -230,13 +237,15 @@ async def sync_replicas(op: Operator, ns: str, name: str) -> None:
             await op.api.merge_patch(path, {"spec": {"replicas": own}})
 
 
-async def current_replicas(op: Operator, deployment_path: str) -> int | None:
-    """The Deployment's replicas now (the autoscaler's last decision); None if it is new."""
+async def current_replicas(op: Operator, deployment_path: str) -> tuple[int | None, str | None]:
+    """The Deployment's replicas now (the autoscaler's last decision) and the resource
+    version they were read at; (None, None) if it is new."""
     deployment = await op.api.get(deployment_path)
     if deployment is None:
-        return None
+        return None, None
     replicas = (deployment.get("spec") or {}).get("replicas")
-    return replicas if isinstance(replicas, int) else None
+    read_at = deployment["metadata"].get("resourceVersion")
+    return (replicas if isinstance(replicas, int) else None), read_at
 
 
 async def reconcile(op: Operator, body: dict[str, Any]) -> None:
@@ -365,6 +374,7 @@ async def _deploy(
         deployment_path = object_path(
             "apps/v1", "Deployment", ns, labels.function_object_name(name)
         )
+        current, read_at = await current_replicas(op, deployment_path)
         deployment = function_deployment(
             spec,
             ns,
@@ -378,7 +388,7 @@ async def _deploy(
                 spec,
                 enabled=enabled,
                 idle=idle(op, body, consumed=consumed),
-                current=await current_replicas(op, deployment_path),
+                current=current,
                 max_instances=op.settings.limits.max_instances,
             ),
             # written by the gateway's backend with the function's Secret: a new value
@@ -404,6 +414,10 @@ async def _deploy(
         message = "rendered pod violates policy: " + "; ".join(map(str, violations[:5]))
         await _fail(op, ns, name, status, "PolicyViolation", message, builds=builds)
         raise kopf.PermanentError(message)
+    if version is None and read_at is not None:
+        # applied only over the Deployment as read: had the gateway's autoscaler set its
+        # replicas since, the apply would put the old figure back (a lost update)
+        deployment["metadata"]["resourceVersion"] = read_at
     try:
         await op.api.apply(with_owner(deployment, body))
         await op.api.apply(with_owner(function_service(ns, name, version), body))
@@ -425,6 +439,12 @@ async def _deploy(
             await op.api.delete(egress_path)
     except SlessError as e:
         answer = answer_of(e)
+        if answer is not None and answer.status == 409:
+            raise kopf.TemporaryError(
+                "the Deployment changed since it was read (its replicas, by the autoscaler?):"
+                " rendering it again",
+                delay=1,
+            ) from e
         if answer is not None and answer.status in (400, 403, 422):
             message = f"the cluster refused the function's objects: {answer or e}"
             await _fail(op, ns, name, status, "ApplyRefused", message, builds=builds)
