@@ -67,21 +67,23 @@ async def invoke(
     path: str = "/",
     headers: list[tuple[str, str]],
     body: bytes,
+    version: str | None = None,
 ) -> Outcome:
-    """Call the function; a failed call is an outcome, never an exception."""
+    """Call the function (``version``: that one, else the one its traffic split draws);
+    a failed call is an outcome, never an exception."""
     started = time.perf_counter()
     started_at = datetime.now(UTC)
     status, payload, content_type = 500, b"", None
     error: str | None = None
     message = ""
-    version: str | None = None
+    named, version = version, None
     try:
         try:
             spec = backend.serving(namespace, name)
         except NotFound:
             raise NotFound(f"function {name!r} not found") from None
-        # drawn here so that the version's own timeout applies
-        version = route(spec)
+        # drawn (or named) here so that the version's own timeout applies
+        version = route(spec, named)
         if version is not None and version != spec.version:
             spec = backend.serving(namespace, name, version)
         response = await call_function(

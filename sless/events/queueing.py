@@ -98,6 +98,7 @@ class InvocationQueue(PollingWorker):
         path: str,
         headers: list[tuple[str, str]],
         body: bytes,
+        version: str | None = None,
     ) -> None:
         await self.queue.enqueue(
             invocation_id,
@@ -108,6 +109,7 @@ class InvocationQueue(PollingWorker):
             headers=headers,
             body=body,
             max_attempts=self.settings.max_attempts,
+            version=version,
         )
         self._wake.set()
 
@@ -172,6 +174,7 @@ class InvocationQueue(PollingWorker):
             path=call.path,
             headers=call.headers,
             body=call.body,
+            version=call.version,
         )
         retry = outcome.retryable and not last
         result, truncated = outcome.bounded(self.settings.max_result_bytes)

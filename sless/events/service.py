@@ -103,9 +103,18 @@ class Events:
         path: str,
         headers: list[tuple[str, str]],
         body: bytes,
+        version: str | None = None,
     ) -> None:
+        """Queue a call; ``version`` (``name@v3``) pins it, else the split draws one."""
         await self.queue.enqueue(
-            invocation_id, namespace, function, method=method, path=path, headers=headers, body=body
+            invocation_id,
+            namespace,
+            function,
+            method=method,
+            path=path,
+            headers=headers,
+            body=body,
+            version=version,
         )
 
     def trigger_changed(self) -> None:

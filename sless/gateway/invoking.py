@@ -35,7 +35,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from sless.backends import call_function, route
 from sless.backends import headers as proxy_headers
-from sless.errors import BadRequest, NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
@@ -251,11 +251,9 @@ class InvokeApp:
         )
         call.request_bytes = len(body)
         if _wants_async(headers):
-            if pinned:
-                # the queue carries the function, not a version: refuse rather than run
-                # another version than the one named
-                raise BadRequest("asynchronous calls of name@version are not supported")
-            call.version = None  # drawn again when the queued call runs
+            # a named version runs when the call is taken; else one is drawn then
+            queued_version = call.version if pinned else None
+            call.version = queued_version
             # the queued call records the invocation when it ends, under this id
             path = _target(scope, call.subpath)
 
@@ -268,6 +266,7 @@ class InvokeApp:
                     path=path,
                     headers=_forwarded_headers(scope, headers),
                     body=body,
+                    version=queued_version,
                 )
                 return 202, {"invocation_id": str(call.invocation_id)}
 

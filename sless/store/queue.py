@@ -59,6 +59,8 @@ class QueuedCall:
     max_attempts: int
     #: the fence of this attempt
     lease: uuid.UUID | None = None
+    #: the version the caller named (``name@v3``); None: drawn by the traffic split
+    version: str | None = None
 
 
 def _call(row: Any) -> QueuedCall:
@@ -73,6 +75,7 @@ def _call(row: Any) -> QueuedCall:
         attempts=row["attempts"],
         max_attempts=row["max_attempts"],
         lease=row["lease"],
+        version=row["version"],
     )
 
 
@@ -110,11 +113,12 @@ class QueueRepository:
         headers: list[tuple[str, str]],
         body: bytes,
         max_attempts: int,
+        version: str | None = None,
     ) -> None:
         await self.pool.execute(
             "INSERT INTO invocation_queue"
-            " (id, namespace, function, method, path, headers, body, max_attempts)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            " (id, namespace, function, method, path, headers, body, max_attempts, version)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             invocation_id,
             namespace,
             function,
@@ -123,6 +127,7 @@ class QueueRepository:
             [list(pair) for pair in headers],
             body,
             max_attempts,
+            version,
         )
 
     async def take(self, limit: int) -> list[QueuedCall]:
