@@ -537,13 +537,26 @@ async def test_a_single_long_line_is_split_too(llm: FakeLLM, tmp_path: Path) -> 
     stage = await _review(tmp_path, _settings(llm, token_budget=300))
     assert stage.status == "ok"
     assert len(llm.requests) >= 8
-    sent = "".join(
+    pieces = [
         line.split("| ", 1)[1]
         for r in llm.requests
         for line in r.user_content.split("\n")
         if line.startswith("1| ")
+    ]
+    # the parts are reviewed at once, so they arrive in any order: together they must be
+    # the line, each piece once (nothing lost, nothing sent twice)
+    assert _assembles("var a=" + "1+" * 5000 + "1;", pieces), [len(p) for p in pieces]
+
+
+def _assembles(whole: str, pieces: list[str]) -> bool:
+    """Whether ``pieces``, each used once in some order, make ``whole``."""
+    if not pieces:
+        return not whole
+    return any(
+        whole.startswith(piece) and _assembles(whole[len(piece) :], pieces[:i] + pieces[i + 1 :])
+        for i, piece in enumerate(pieces)
+        if piece and piece not in pieces[:i]  # identical pieces: try one of them
     )
-    assert sent == "var a=" + "1+" * 5000 + "1;"
 
 
 async def test_one_failing_part_keeps_the_findings_of_the_others(
