@@ -35,17 +35,26 @@ from tests.node.support import NODE_IP, RESTRICTED_CONTAINER, Node, wait_for
 #: the node's pod network (tools/kube-testenv/node.bash): the test hosts route it back
 POD_CIDR = "10.88.0.0/16"
 
+# ``--settle HOST:PORT`` first: a pod's policies take effect once kube-router has seen the
+# pod, a moment after it starts; the probe waits (at most 60 s) until that target, which
+# a policy refuses, stops answering, then tries every target once
 PROBE = """
-import json, socket, sys
-out = {}
-for target in sys.argv[1:]:
+import json, socket, sys, time
+def attempt(target, timeout=3):
     host, port = target.rsplit(':', 1)
     try:
-        socket.create_connection((host, int(port)), timeout=3).close()
-        out[target] = 'open'
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+        return 'open'
     except OSError as e:
-        out[target] = type(e).__name__
-print('RESULT ' + json.dumps(out))
+        return type(e).__name__
+targets, settled = sys.argv[1:], None
+if targets[:1] == ['--settle']:
+    sentinel, targets, start = targets[1], targets[2:], time.monotonic()
+    while attempt(sentinel, 1) == 'open' and time.monotonic() - start < 60:
+        time.sleep(0.5)
+    settled = round(time.monotonic() - start, 2)
+print('SETTLED ' + json.dumps(settled))
+print('RESULT ' + json.dumps({target: attempt(target) for target in targets}))
 """
 METADATA = "169.254.169.254"
 ALLOWED_HOST, OTHER_HOST = "10.202.0.2", "10.203.0.2"
@@ -95,10 +104,21 @@ def _server_pod(api: Any, node: Node, ns: str, name: str) -> str:
     return wait_for(f"pod {ns}/{name} ready", ip)
 
 
-def _probe(api: Any, node: Node, ns: str, labels: dict[str, str], targets: list[str]) -> dict:
+def _probe(
+    api: Any,
+    node: Node,
+    ns: str,
+    labels: dict[str, str],
+    targets: list[str],
+    *,
+    settle: str | None = None,
+) -> dict:
+    """What a pod with ``labels`` in ``ns`` reaches; ``settle``: a target its policies
+    refuse, awaited first (see PROBE)."""
     core = client.CoreV1Api(api)
     name = "probe-" + uuid.uuid4().hex[:6]
-    core.create_namespaced_pod(ns, _pod(node, name, labels, ["-c", PROBE, *targets]))
+    args = ["-c", PROBE, *(["--settle", settle] if settle else []), *targets]
+    core.create_namespaced_pod(ns, _pod(node, name, labels, args))
 
     def done() -> str | None:
         phase = core.read_namespaced_pod(name, ns).status.phase
@@ -188,7 +208,9 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
                 policies.labels.TRACK: policies.labels.CURRENT_TRACK,
             }
             control = _probe(api, node, control_ns, labels, list(targets.values()))
-            from_a = _probe(api, node, a, labels, list(targets.values()))
+            from_a = _probe(
+                api, node, a, labels, list(targets.values()), settle=targets["another test host"]
+            )
     finally:
         # the node has 2 CPUs: leave them to the next test
         for ns in (control_ns, a, b):
