@@ -13,7 +13,7 @@ from sless.validation import Report, Validator
 
 
 def validate_path(settings: Settings, path: Path, *, runtime: str, entrypoint: str) -> Report:
-    from sless.cli import pack_directory
+    from sless.cli.deploying import pack_directory
 
     data = path.read_bytes() if path.is_file() else pack_directory(path)
     sha256 = hashlib.sha256(data).hexdigest()

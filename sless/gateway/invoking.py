@@ -251,52 +251,67 @@ class InvokeApp:
         )
         call.request_bytes = len(body)
         if _wants_async(headers):
-            # a named version runs when the call is taken; else one is drawn then
-            queued_version = call.version if pinned else None
-            call.version = queued_version
-            # the queued call records the invocation when it ends, under this id
-            path = _target(scope, call.subpath)
-
-            async def enqueue() -> tuple[int, Any]:
-                await platform.events.enqueue(
-                    call.invocation_id,
-                    namespace,
-                    name,
-                    method=scope["method"],
-                    path=path,
-                    headers=_forwarded_headers(scope, headers),
-                    body=body,
-                    version=queued_version,
-                )
-                return 202, {"invocation_id": str(call.invocation_id)}
-
-            # -- Idempotency-Key (sless.gateway.idempotency): a retry with the same key and
-            # request gets the first invocation id and queues nothing
-            try:
-                status, reply, replayed = await platform.idempotency.run(
-                    namespace,
-                    "invoke_async",
-                    key_from_headers(headers),
-                    request_fingerprint(name, scope["method"], path, body),
-                    enqueue,
-                )
-            except SlessError:
-                raise
-            except Exception as e:
-                # the queue is in PostgreSQL: away or out of disk is a clear 503/507
-                mapped = infrastructure_error(e)
-                if mapped is None:
-                    raise
-                raise mapped from e
-            call.queued = True
-            if replayed:
-                call.invocation_id = uuid.UUID(reply["invocation_id"])
-            extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
-            await call.send_json(send, status, reply, extra)
+            await self._enqueue(platform, call, scope, send, headers, body, pinned=pinned)
             return
         limits.start_invocation(namespace)
         call.running = True
         await self._forward(platform, call, scope, send, headers, body, spec.timeout_s)
+
+    async def _enqueue(
+        self,
+        platform: Platform,
+        call: _Call,
+        scope: Scope,
+        send: Send,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        *,
+        pinned: bool,
+    ) -> None:
+        """Queue the call (``Prefer: respond-async``) and answer 202 with its invocation id."""
+        namespace, name = call.namespace, call.name
+        # a named version runs when the call is taken; else one is drawn then
+        queued_version = call.version if pinned else None
+        call.version = queued_version
+        # the queued call records the invocation when it ends, under this id
+        path = _target(scope, call.subpath)
+
+        async def enqueue() -> tuple[int, Any]:
+            await platform.events.enqueue(
+                call.invocation_id,
+                namespace,
+                name,
+                method=scope["method"],
+                path=path,
+                headers=_forwarded_headers(scope, headers),
+                body=body,
+                version=queued_version,
+            )
+            return 202, {"invocation_id": str(call.invocation_id)}
+
+        # -- Idempotency-Key (sless.gateway.idempotency): a retry with the same key and
+        # request gets the first invocation id and queues nothing
+        try:
+            status, reply, replayed = await platform.idempotency.run(
+                namespace,
+                "invoke_async",
+                key_from_headers(headers),
+                request_fingerprint(name, scope["method"], path, body),
+                enqueue,
+            )
+        except SlessError:
+            raise
+        except Exception as e:
+            # the queue is in PostgreSQL: away or out of disk is a clear 503/507
+            mapped = infrastructure_error(e)
+            if mapped is None:
+                raise
+            raise mapped from e
+        call.queued = True
+        if replayed:
+            call.invocation_id = uuid.UUID(reply["invocation_id"])
+        extra = [(REPLAYED_HEADER.lower().encode(), b"true")] if replayed else []
+        await call.send_json(send, status, reply, extra)
 
     async def _authorize(
         self,

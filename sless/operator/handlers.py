@@ -29,7 +29,7 @@ import kopf
 
 from sless.config import Settings
 from sless.kube import KubeApi, bearer_token, load_configuration
-from sless.operator import functions, jobs, tenants, triggers
+from sless.operator import building, deploying, functions, jobs, tenants, triggers
 from sless.operator.contexts import BuildContexts
 from sless.operator.state import Operator
 from sless.policies import builds_namespace, labels, sandbox_runtime_class
@@ -137,7 +137,7 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
         elif last_call and op.last_calls.get(key) != last_call:
             op.last_calls[key] = last_call
             log.debug("function %s/%s: called at %s", *key, last_call)
-            await functions.sync_replicas(op, *key)  # a wake-up: the gateway holds a call
+            await deploying.sync_replicas(op, *key)  # a wake-up: the gateway holds a call
         status = body.get("status") or {}
         code = (body.get("spec") or {}).get("code") or {}
         released = (
@@ -157,7 +157,7 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
         )
         async def function_idle(body: Any, memo: Any, **_: Any) -> None:
             meta = body["metadata"]
-            await functions.sync_replicas(_op(memo), meta["namespace"], meta["name"])
+            await deploying.sync_replicas(_op(memo), meta["namespace"], meta["name"])
 
     @kopf.on.event(
         "batch",
@@ -170,7 +170,7 @@ def _register_functions(registry: kopf.OperatorRegistry, settings: Settings) -> 
     async def job_event(body: Any, memo: Any, **_: Any) -> None:
         job = dict(body)
         job_labels = job["metadata"].get("labels") or {}
-        if functions.job_state(job) == "running":
+        if building.job_state(job) == "running":
             return
         op = _op(memo)
         if job_labels.get(labels.COMPONENT) == "build":

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from sless.errors import SlessError
 from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionResourceSpec, JobPhase, JobSpec, Phase
-from sless.operator.functions import job_state
+from sless.operator.building import job_state
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from sless.errors import SlessError
 from sless.kube import answer_of, object_path
 from sless.models import FunctionResourceSpec, TriggerSpec
-from sless.operator import functions
+from sless.operator import deploying
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_pod_spec, cron_job, labels, sandbox_runtime_class
 
@@ -54,7 +54,7 @@ async def reconcile(op: Operator, body: dict[str, Any], old_function: str | None
             await _cron(op, body, spec, status)
     for function in {spec.function, old_function} - {None}:
         assert function is not None
-        await functions.sync_replicas(op, ns, function)
+        await deploying.sync_replicas(op, ns, function)
 
 
 async def _cron(
@@ -105,4 +105,4 @@ async def cleanup(op: Operator, body: dict[str, Any]) -> None:
     op.forget(KIND, ns, name)
     function = (body.get("spec") or {}).get("function")
     if isinstance(function, str):
-        await functions.sync_replicas(op, ns, function)
+        await deploying.sync_replicas(op, ns, function)

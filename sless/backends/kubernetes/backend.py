@@ -10,11 +10,8 @@ one on Functions (the serving spec, its phase and auth mode) and one on Endpoint
 connection to the least busy ready instance (``endpoints.py``). A function scaled to zero
 is woken and its call held until a pod is ready (``activation.py``).
 
-Races: a spec is replaced with the resourceVersion it was read at, so a concurrent
-change (another gateway replica, the operator's status update) makes the write fail
-with 409; it is then read and written again a few times before the caller gets
-``Conflict``. Uploads write the status before the spec: the phase ``Validating`` must be
-in place before the operator can see code held for review, or it could build it.
+How the writes meet concurrent changes (409, read again, write again) is
+``functions.py``'s, the mixin that writes the Function resources.
 """
 
 from __future__ import annotations
@@ -22,28 +19,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime
-from typing import Any, ClassVar, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any, ClassVar
 
 from sless.backends.base import Upstream
 from sless.backends.kubernetes.activation import Activator
 from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
 from sless.backends.kubernetes.function_secrets import FunctionSecrets
+from sless.backends.kubernetes.functions import FunctionResources
 from sless.backends.kubernetes.logs import pod_logs
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
     PLURAL,
     TRIGGERS,
     Serving,
-    function_from_body,
     function_of_service,
     is_function_slice,
-    is_terminating,
     key_of,
-    new_body,
-    resource_spec,
     service_name,
     serving_of,
 )
@@ -53,33 +45,20 @@ from sless.backends.kubernetes.triggering import TriggerResources
 from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
 from sless.config import Settings
-from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound, NotReady
-from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi, object_path
-from sless.models import (
-    CodeRef,
-    Function,
-    FunctionSpec,
-    Phase,
-    TrafficTarget,
-    is_dns1123_label,
-)
+from sless.errors import BackendUnavailable, NotFound, NotReady
+from sless.kube import KubeApi
+from sless.models import FunctionSpec
 from sless.policies import labels
 from sless.store import SecretRepository, VersionRepository
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
-T = TypeVar("T")
 
-_WRITE_ATTEMPTS = 5
 _LOG_PODS = 5
 
 
-class _Deleting(Conflict):
-    """The function is deleted and its finalizer still runs: retrying now will not help."""
-
-
-class KubernetesBackend(TriggerResources):
+class KubernetesBackend(TriggerResources, FunctionResources):
     #: the operator makes CronJobs and Jobs; RabbitMQ consumers run in ``sless events``
     events_in_process: ClassVar[bool] = False
 
@@ -351,16 +330,6 @@ class KubernetesBackend(TriggerResources):
         pool = self._version_pools.get((namespace, name, version))
         return pool.addresses if pool is not None else frozenset()
 
-    async def _revisions(
-        self, namespace: str, name: str, spec: FunctionSpec
-    ) -> dict[str, FunctionSpec]:
-        """The specs of the versions the traffic split names besides the current one."""
-        wanted = spec.routed_versions()[1:]
-        if not wanted or self._versions is None:
-            return {}
-        found = await self._versions.find_many(namespace, name, wanted)
-        return {v: found[v].spec.runnable() for v in wanted if v in found}
-
     async def release_code(self, sha256: str) -> bool:
         """The operator builds and deletes code with its Functions: a blob no version
         refers to goes when no function known here serves it."""
@@ -379,262 +348,6 @@ class KubernetesBackend(TriggerResources):
         """The base URLs invocations of this function may go to now (for tests, metrics)."""
         pool = self._pools.get((namespace, name))
         return pool.addresses if pool is not None else frozenset()
-
-    # -- desired state -----------------------------------------------------------------
-
-    def _path(self, namespace: str, name: str | None = None) -> str:
-        # names reach here checked by the gateway; checked again since they go into a URL
-        if not is_dns1123_label(namespace) or (name is not None and not is_dns1123_label(name)):
-            raise NotFound("function not found")
-        path = f"{self._root}/namespaces/{namespace}/{PLURAL}"
-        return path if name is None else f"{path}/{name}"
-
-    async def _read(self, namespace: str, name: str) -> dict[str, Any]:
-        try:
-            body = await self.api.request("GET", self._path(namespace, name))
-        except NotFound:
-            raise NotFound(f"function {name!r} not found") from None
-        if is_terminating(body):
-            raise NotFound(f"function {name!r} not found")
-        return body
-
-    async def _retrying(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
-        """Run a read-modify-write until it does not race; ``Conflict`` after a few tries."""
-        for n in range(_WRITE_ATTEMPTS):
-            try:
-                return await attempt()
-            except _Deleting:
-                raise
-            except Conflict:
-                # a stale resourceVersion, or a create that lost to another writer
-                await asyncio.sleep(0.05 * (n + 1) * random.uniform(0.5, 1.5))  # noqa: S311
-        raise Conflict(f"function {name!r} is being changed concurrently; try again")
-
-    # -- a function's Secret ---------------------------------------------------------
-
-    async def secret_changed(self, namespace: str, name: str) -> None:
-        """Rewrite the Secret and the version annotation of every function naming ``name``:
-        the operator re-renders the Deployment and its pods roll."""
-        for function in await self.list_functions(namespace):
-            if name not in function.spec.secret_names():
-                continue
-            try:
-                version = await self._function_secrets.write(
-                    namespace, function.name, function.spec
-                )
-            except Invalid as e:
-                log.warning("function %s/%s: %s", namespace, function.name, e.message)
-                continue
-            annotations = {labels.SECRETS_VERSION_ANNOTATION: version}
-            await self.api.merge_patch(
-                self._path(namespace, function.name), {"metadata": {"annotations": annotations}}
-            )
-
-    async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:
-        # the Secret first: the pods the operator renders next find it
-        secrets_version = await self._function_secrets.write(namespace, name, spec)
-        revisions = await self._revisions(namespace, name, spec)
-        path = self._path(namespace, name)
-
-        async def attempt() -> Function:
-            try:
-                current = await self.api.request("GET", path)
-            except NotFound:
-                try:
-                    body = new_body(self._api_version, namespace, name, spec, revisions)
-                    if secrets_version is not None:
-                        body["metadata"]["annotations"] = {
-                            labels.SECRETS_VERSION_ANNOTATION: secrets_version
-                        }
-                    created = await self.api.request("POST", self._path(namespace), body=body)
-                except NotFound:
-                    # the namespace does not exist: the tenant is not set up in the cluster
-                    raise BackendUnavailable(
-                        f"namespace {namespace!r} does not exist in the cluster yet"
-                    ) from None
-                return function_from_body(created)
-            if is_terminating(current):
-                raise _Deleting(f"function {name!r} is being deleted; try again shortly")
-            desired = spec
-            if desired.code is None:
-                # code comes from uploads: a spec update keeps the uploaded code
-                code = (current.get("spec") or {}).get("code")
-                if code is not None:
-                    desired = spec.model_copy(update={"code": CodeRef.model_validate(code)})
-            current["spec"] = resource_spec(desired, revisions)
-            annotations = current["metadata"].setdefault("annotations", {})
-            if secrets_version is not None:
-                annotations[labels.SECRETS_VERSION_ANNOTATION] = secrets_version
-            else:
-                annotations.pop(labels.SECRETS_VERSION_ANNOTATION, None)
-            return function_from_body(await self.api.request("PUT", path, body=current))
-
-        return await self._retrying(name, attempt)
-
-    async def get_function(self, namespace: str, name: str) -> Function:
-        return function_from_body(await self._read(namespace, name))
-
-    async def list_functions(self, namespace: str) -> list[Function]:
-        try:
-            answer = await self.api.request("GET", self._path(namespace))
-        except NotFound:
-            return []
-        functions = []
-        for item in answer.get("items") or []:
-            if is_terminating(item):
-                continue
-            try:
-                functions.append(function_from_body(item))
-            except Invalid as e:
-                log.warning("skipping a function in %s: %s", namespace, e.message)
-        return sorted(functions, key=lambda f: f.name)
-
-    async def delete_function(self, namespace: str, name: str) -> None:
-        await self._read(namespace, name)
-        try:
-            await self.api.request("DELETE", self._path(namespace, name))
-        except NotFound:
-            raise NotFound(f"function {name!r} not found") from None
-        with contextlib.suppress(NotFound, Forbidden):
-            await self.api.delete(
-                object_path("v1", "Secret", namespace, labels.function_secret_name(name))
-            )
-        # stop serving here at once; the watch confirms it
-        key = (namespace, name)
-        entry = self._functions.get(key)
-        if entry is not None:
-            self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
-
-    async def provision_tenant(self, tenant: str) -> None:
-        """Create the tenant's Tenant resource if it is missing; the operator makes the
-        namespace ``sless-<tenant>`` and its policies from it. Idempotent."""
-        body = {
-            "apiVersion": self._api_version,
-            "kind": "Tenant",
-            "metadata": {"name": tenant, "labels": {"app.kubernetes.io/managed-by": "sless"}},
-            "spec": {},
-        }
-        with contextlib.suppress(AlreadyExists):
-            await self.api.request("POST", f"{self._root}/tenants", body=body)
-            log.info("created the Tenant resource of %s", tenant)
-
-    async def remove_tenant(self, tenant: str) -> None:
-        """Delete the Tenant resource: the namespace it owns goes with it."""
-        with contextlib.suppress(NotFound):
-            await self.api.request("DELETE", f"{self._root}/tenants/{tenant}")
-
-    async def delete_namespace(self, namespace: str) -> None:
-        """Delete every Function, Trigger and FunctionJob of a tenant; the operator's
-        finalizers clean up after them.
-
-        The namespace itself belongs to the operator (it follows the Tenant resource).
-        """
-        try:
-            answer = await self.api.request("GET", self._path(namespace))
-        except NotFound:
-            answer = {}
-        # one by one: the gateway's RBAC grants delete, not deletecollection
-        for item in answer.get("items") or []:
-            with contextlib.suppress(NotFound):
-                await self.api.request(
-                    "DELETE", self._path(namespace, str(item["metadata"]["name"]))
-                )
-        await self._triggers.delete_all(namespace)
-        await self._jobs.delete_all(namespace)
-        for key, entry in list(self._functions.items()):
-            if key[0] == namespace:
-                self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
-
-    async def _patch_status(
-        self, namespace: str, name: str, current: dict[str, Any], fields: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Set ``fields`` of the status, replacing each one whole (a merge patch would
-        merge an old validation report's keys into the new one)."""
-        fields = {**fields, "updated_at": datetime.now(UTC).isoformat()}
-        if isinstance(current.get("status"), dict):
-            ops = [{"op": "add", "path": f"/status/{key}", "value": v} for key, v in fields.items()]
-        else:
-            ops = [{"op": "add", "path": "/status", "value": fields}]
-        return await self.api.request(
-            "PATCH",
-            self._path(namespace, name) + "/status",
-            body=ops,
-            content_type=JSON_PATCH,
-        )
-
-    async def set_code(
-        self,
-        namespace: str,
-        name: str,
-        code: CodeRef,
-        *,
-        held: bool,
-        validation: dict[str, Any],
-        traffic: Sequence[TrafficTarget] = (),
-    ) -> Function:
-        path = self._path(namespace, name)
-        current = await self._read(namespace, name)
-        phase = Phase.VALIDATING if held else Phase.PENDING
-        routed = FunctionSpec(code=code, traffic=list(traffic))
-        revisions = {
-            v: r.model_dump(mode="json")
-            for v, r in (await self._revisions(namespace, name, routed)).items()
-        }
-        # status first: code held for review must never be visible while the phase
-        # still lets the operator build it
-        patched: dict[str, Any] | None = await self._patch_status(
-            namespace,
-            name,
-            current,
-            {
-                "phase": phase.value,
-                "message": "held for provider review" if held else "",
-                "validation": validation,
-            },
-        )
-
-        async def attempt() -> Function:
-            nonlocal patched
-            body = patched if patched is not None else await self._read(namespace, name)
-            patched = None  # a retry reads afresh
-            spec = body.setdefault("spec", {})
-            spec["code"] = code.model_dump(mode="json")
-            spec["traffic"] = [target.model_dump(mode="json") for target in traffic]
-            spec["revisions"] = revisions
-            return function_from_body(await self.api.request("PUT", path, body=body))
-
-        return await self._retrying(name, attempt)
-
-    async def decide_review(
-        self, namespace: str, name: str, sha256: str, *, approve: bool, reason: str
-    ) -> None:
-        """Release held code (Pending: the operator builds it) or reject it, atomically:
-        the patch tests that the reviewed code is still the function's and still held."""
-        await self._read(namespace, name)
-        phase = Phase.PENDING if approve else Phase.REJECTED
-        message = "" if approve else f"rejected by the provider's review: {reason}"
-        ops = [
-            {"op": "test", "path": "/spec/code/sha256", "value": sha256},
-            {"op": "test", "path": "/status/phase", "value": Phase.VALIDATING.value},
-            {"op": "replace", "path": "/status/phase", "value": phase.value},
-            {"op": "add", "path": "/status/message", "value": message},
-            {"op": "add", "path": "/status/updated_at", "value": datetime.now(UTC).isoformat()},
-        ]
-        try:
-            await self.api.request(
-                "PATCH",
-                self._path(namespace, name) + "/status",
-                body=ops,
-                content_type=JSON_PATCH,
-            )
-        except Invalid:
-            return  # a test failed: newer code replaced the reviewed one, nothing to release
-
-    async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
-    ) -> None:
-        current = await self._read(namespace, name)
-        await self._patch_status(namespace, name, current, {"validation": validation})
 
     # -- logs, and what the cluster does instead ----------------------------------------
 

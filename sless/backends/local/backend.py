@@ -28,37 +28,22 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import asyncpg
-from pydantic import SecretStr
 
-from sless.backends.base import Upstream
 from sless.backends.local.building import Builder, BuildError
 from sless.backends.local.http_triggers import TRIGGERS_CHANNEL, HttpTriggerView
-from sless.backends.local.launching import MissingSecrets, WorkerLauncher, version_of
+from sless.backends.local.launching import MissingSecrets, WorkerLauncher
 from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
 from sless.backends.local.triggering import TriggerTables
+from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
-from sless.errors import NotFound, NotReady
-from sless.models import (
-    CodeRef,
-    Function,
-    FunctionSpec,
-    Phase,
-    Runtime,
-    TrafficTarget,
-)
-from sless.sandbox import (
-    EgressProxy,
-    PrestartPool,
-    Worker,
-    check_handler,
-    default_runtimes_dir,
-)
+from sless.models import CodeRef, Function, FunctionSpec, Phase, Runtime, TrafficTarget
+from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
@@ -79,7 +64,7 @@ _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
 
 
-class LocalBackend(TriggerTables):
+class LocalBackend(TriggerTables, VersionPools):
     #: cron, jobs and RabbitMQ consumers run in ``sless up`` itself
     events_in_process: ClassVar[bool] = True
 
@@ -305,162 +290,6 @@ class LocalBackend(TriggerTables):
             return None
         return spec
 
-    async def _configure_pool(self, key: Key, record: FunctionRecord) -> None:
-        serving = record.serving_spec
-        current = self._pools.get(key)
-        if serving is None or serving.code is None:
-            if current is not None:
-                del self._pools[key]
-                await current.close(self.settings.gateway.shutdown_grace_s)
-            await self._configure_versions(key, None)
-            return
-        namespace, name = key
-        try:
-            secret_env, stamps = await self.launcher.secret_env(namespace, serving)
-        except MissingSecrets as e:
-            # keep what serves (with the values it started with) rather than start workers
-            # without a variable the handler expects
-            log.warning("not (re)starting %s/%s: %s", namespace, name, e)
-            return
-        # the traffic split routes calls; it does not shape a worker
-        version = version_of(serving.runnable(), stamps)
-        if current is not None and current.version == version:
-            current.spec = serving  # only the traffic split may differ
-            await current.ensure_warm()
-            await self._configure_versions(key, serving)
-            return
-        adopted = None
-        if serving.version is not None:
-            adopted = self._version_pools.pop((namespace, name, serving.version), None)
-        if adopted is not None and adopted.version == version:
-            # a traffic target became the current version (e.g. a rollback): no cold start
-            pool = adopted
-            pool.spec = serving
-        else:
-            if adopted is not None:
-                self._drain(adopted)
-            # a version change swaps pools once the new one is warm; a first pool serves
-            # at once (its calls wait for its first worker rather than get 503)
-            first = current is None
-            pool = await self._start_pool(
-                namespace, name, serving, version, secret_env, warm=not first
-            )
-            if first:
-                self._pools[key] = pool
-                await self._warm(pool)
-        self._pools[key] = pool
-        if current is not None:
-            old = current.spec.version
-            if old is not None and old in serving.routed_versions():
-                # the old current version keeps a share of the traffic: it keeps serving
-                self._version_pools.setdefault((namespace, name, old), current)
-            else:
-                # the old version drains in the background while the new one serves
-                self._drain(current)
-        await self._configure_versions(key, serving)
-
-    def _drain(self, pool: FunctionPool) -> None:
-        task = asyncio.create_task(pool.close(self.settings.gateway.shutdown_grace_s))
-        self._draining.add(task)
-        task.add_done_callback(self._draining.discard)
-
-    async def _configure_versions(self, key: Key, serving: FunctionSpec | None) -> None:
-        """Run the versions the serving spec's traffic split names besides the current one
-        (their specs from the versions table; builds cached by sha256), stop the others."""
-        namespace, name = key
-        wanted = [] if serving is None else serving.routed_versions()[1:]
-        for (ns, function, version), pool in list(self._version_pools.items()):
-            if (ns, function) == key and version not in wanted:
-                del self._version_pools[(ns, function, version)]
-                self._drain(pool)
-        if not wanted:
-            return
-        records = await self.versions.find_many(namespace, name, wanted)
-        for wanted_version in wanted:
-            found = records.get(wanted_version)
-            if found is None:
-                log.warning(
-                    "%s/%s: version %s is gone; not serving it", namespace, name, wanted_version
-                )
-                continue
-            spec = found.spec
-            try:
-                secret_env, stamps = await self.launcher.secret_env(namespace, spec)
-            except MissingSecrets as e:
-                log.warning("not starting %s/%s@%s: %s", namespace, name, wanted_version, e)
-                continue
-            version = version_of(spec.runnable(), stamps)
-            slot = (namespace, name, wanted_version)
-            existing = self._version_pools.get(slot)
-            if existing is not None and existing.version == version:
-                await existing.ensure_warm()
-                continue
-            self._version_pools[slot] = await self._start_pool(
-                namespace, name, spec, version, secret_env
-            )
-            if existing is not None:
-                self._drain(existing)
-
-    async def _start_pool(
-        self,
-        namespace: str,
-        name: str,
-        serving: FunctionSpec,
-        version: str,
-        secret_env: dict[str, SecretStr],
-        *,
-        warm: bool = True,
-    ) -> FunctionPool:
-        """A new pool of one version of a function (its build made if missing), warmed to
-        its minimum unless ``warm`` is False."""
-        assert serving.code is not None  # checked by the callers; not a security check
-        build = self.builder.path_for(serving.runtime, serving.code.sha256)
-        if not (build.root / ".complete").exists():
-            # e.g. another gateway process built it, or the build dir was removed
-            build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
-        proxy: EgressProxy | None = None
-        if serving.egress:
-            proxy = EgressProxy(
-                self.launcher.short_path(f"{namespace}/{name}/{version}", "egress.sock"),
-                serving.egress,
-                name=f"{namespace}/{name}",
-            )
-            await proxy.start()
-        egress_socket = proxy.socket_path if proxy is not None else None
-
-        async def factory(serial: int) -> Worker:
-            return await self.launcher.start(
-                namespace,
-                name,
-                serving,
-                build,
-                serial,
-                egress_socket=egress_socket,
-                secret_env=secret_env,
-            )
-
-        pool = FunctionPool(
-            f"{namespace}/{name}",
-            serving,
-            version,
-            factory,
-            # the function's bound, within the tenant's quota (which may have been lowered)
-            max_workers=min(serving.max_instances, self.settings.limits.max_instances),
-            queue_timeout_s=self.settings.gateway.queue_timeout_s,
-        )
-        if proxy is not None:
-            pool.on_close.append(proxy.close)
-        if warm:
-            await self._warm(pool)
-        return pool
-
-    @staticmethod
-    async def _warm(pool: FunctionPool) -> None:
-        try:
-            await pool.ensure_warm()
-        except Exception as e:
-            log.warning("could not pre-warm %s: %s", pool.name, e)
-
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Reconcile, in every gateway process, the functions that use secret ``name``."""
         for (ns, function), record in list(self._index.items()):
@@ -583,62 +412,3 @@ class LocalBackend(TriggerTables):
             message=record.function.status.message,
             validation=validation,
         )
-
-    # -- invocation --------------------------------------------------------------------
-
-    def known(self, namespace: str, name: str) -> FunctionRecord | None:
-        return self._index.get((namespace, name))
-
-    def _pool_for(self, namespace: str, name: str, version: str | None) -> FunctionPool:
-        """The pool that serves ``version`` (None: the current one); NotFound or NotReady."""
-        key = (namespace, name)
-        pool = self._pools.get(key)
-        if pool is not None:
-            if version is None or version == pool.spec.version:
-                return pool
-            other = self._version_pools.get((namespace, name, version))
-            if other is not None:
-                return other
-            if version in pool.spec.routed_versions():
-                raise NotReady(f"version {version} of function {name!r} is not ready yet")
-            raise NotFound(
-                f"version {version} of function {name!r} is not serving: only its current"
-                " version and its traffic targets are"
-            )
-        record = self._index.get(key)
-        if record is None:
-            raise NotFound(f"function {name!r} not found")
-        phase = record.function.status.phase.value
-        raise NotReady(f"function {name!r} is not ready (phase {phase})")
-
-    def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
-        """The spec of the version that serves invocations (or of ``version``), from memory."""
-        return self._pool_for(namespace, name, version).spec
-
-    @contextlib.asynccontextmanager
-    async def upstream(
-        self, namespace: str, name: str, version: str | None = None
-    ) -> AsyncIterator[Upstream]:
-        pool = self._pool_for(namespace, name, version)
-        async with pool.lease() as upstream:
-            yield upstream
-
-    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
-        counts = {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
-        for (namespace, name, _), p in self._version_pools.items():
-            size, started, inflight = counts.get((namespace, name), (0, 0, 0))
-            counts[(namespace, name)] = (size + p.size, started + p.started, inflight + p.inflight)
-        return counts
-
-    def version_pool(self, namespace: str, name: str, version: str) -> FunctionPool | None:
-        """The pool of a traffic target that is not the current version (tests, metrics)."""
-        return self._version_pools.get((namespace, name, version))
-
-    def pool(self, namespace: str, name: str) -> FunctionPool | None:
-        return self._pools.get((namespace, name))
-
-    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
-        """Have a worker of the serving version up now and until ``until`` (monotonic)."""
-        pool = self._pools.get((namespace, name))
-        if pool is not None:
-            await pool.keep_warm_until(until)

@@ -78,10 +78,10 @@ var trafficType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"percent": types.Int64Type,
 }}
 
-// maxTrafficTargets is the gateway's bound (sless/models.py MAX_TRAFFIC_TARGETS).
+// maxTrafficTargets is the gateway's bound (sless/models/functions.py MAX_TRAFFIC_TARGETS).
 const maxTrafficTargets = 4
 
-// Defaults of the gateway's FunctionSpec (sless/models.py); the schema uses the same so
+// Defaults of the gateway's FunctionSpec (sless/models/functions.py); the schema uses the same so
 // that an omitted attribute plans no diff against what the gateway reports.
 const (
 	defaultRuntime          = "python3.11"

@@ -1,0 +1,261 @@
+"""The worker pools of a function's versions in embedded mode: which run, and which one
+serves a call.
+
+A mixin of ``LocalBackend``. The current version of the serving spec has its pool; each
+other version its traffic split names has one too (its spec from the versions table,
+builds cached by sha256). A changed version swaps pools once the new one is warm (a first
+pool serves at once); a traffic target that becomes the current version (a rollback) is
+adopted without a cold start, and a pool no longer routed to drains in the background.
+The invoke path reads these pools from memory only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from pydantic import SecretStr
+
+from sless.backends.base import Upstream
+from sless.backends.local.building import Builder
+from sless.backends.local.launching import MissingSecrets, WorkerLauncher, version_of
+from sless.backends.local.pooling import FunctionPool
+from sless.config import Settings
+from sless.errors import NotFound, NotReady
+from sless.models import FunctionSpec
+from sless.sandbox import EgressProxy, Worker
+from sless.store import FunctionRecord, VersionRepository
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+
+
+class VersionPools:
+    settings: Settings
+    launcher: WorkerLauncher
+    builder: Builder
+    versions: VersionRepository
+    _index: dict[Key, FunctionRecord]
+    #: the pool of each function's serving version (the current version of its spec)
+    _pools: dict[Key, FunctionPool]
+    #: the pools of the other versions its traffic split names: (namespace, name, v3)
+    _version_pools: dict[tuple[str, str, str], FunctionPool]
+    _draining: set[asyncio.Task[None]]
+
+    async def _configure_pool(self, key: Key, record: FunctionRecord) -> None:
+        serving = record.serving_spec
+        current = self._pools.get(key)
+        if serving is None or serving.code is None:
+            if current is not None:
+                del self._pools[key]
+                await current.close(self.settings.gateway.shutdown_grace_s)
+            await self._configure_versions(key, None)
+            return
+        namespace, name = key
+        try:
+            secret_env, stamps = await self.launcher.secret_env(namespace, serving)
+        except MissingSecrets as e:
+            # keep what serves (with the values it started with) rather than start workers
+            # without a variable the handler expects
+            log.warning("not (re)starting %s/%s: %s", namespace, name, e)
+            return
+        # the traffic split routes calls; it does not shape a worker
+        version = version_of(serving.runnable(), stamps)
+        if current is not None and current.version == version:
+            current.spec = serving  # only the traffic split may differ
+            await current.ensure_warm()
+            await self._configure_versions(key, serving)
+            return
+        adopted = None
+        if serving.version is not None:
+            adopted = self._version_pools.pop((namespace, name, serving.version), None)
+        if adopted is not None and adopted.version == version:
+            # a traffic target became the current version (e.g. a rollback): no cold start
+            pool = adopted
+            pool.spec = serving
+        else:
+            if adopted is not None:
+                self._drain(adopted)
+            # a version change swaps pools once the new one is warm; a first pool serves
+            # at once (its calls wait for its first worker rather than get 503)
+            first = current is None
+            pool = await self._start_pool(
+                namespace, name, serving, version, secret_env, warm=not first
+            )
+            if first:
+                self._pools[key] = pool
+                await self._warm(pool)
+        self._pools[key] = pool
+        if current is not None:
+            old = current.spec.version
+            if old is not None and old in serving.routed_versions():
+                # the old current version keeps a share of the traffic: it keeps serving
+                self._version_pools.setdefault((namespace, name, old), current)
+            else:
+                # the old version drains in the background while the new one serves
+                self._drain(current)
+        await self._configure_versions(key, serving)
+
+    def _drain(self, pool: FunctionPool) -> None:
+        task = asyncio.create_task(pool.close(self.settings.gateway.shutdown_grace_s))
+        self._draining.add(task)
+        task.add_done_callback(self._draining.discard)
+
+    async def _configure_versions(self, key: Key, serving: FunctionSpec | None) -> None:
+        """Run the versions the serving spec's traffic split names besides the current one
+        (their specs from the versions table; builds cached by sha256), stop the others."""
+        namespace, name = key
+        wanted = [] if serving is None else serving.routed_versions()[1:]
+        for (ns, function, version), pool in list(self._version_pools.items()):
+            if (ns, function) == key and version not in wanted:
+                del self._version_pools[(ns, function, version)]
+                self._drain(pool)
+        if not wanted:
+            return
+        records = await self.versions.find_many(namespace, name, wanted)
+        for wanted_version in wanted:
+            found = records.get(wanted_version)
+            if found is None:
+                log.warning(
+                    "%s/%s: version %s is gone; not serving it", namespace, name, wanted_version
+                )
+                continue
+            spec = found.spec
+            try:
+                secret_env, stamps = await self.launcher.secret_env(namespace, spec)
+            except MissingSecrets as e:
+                log.warning("not starting %s/%s@%s: %s", namespace, name, wanted_version, e)
+                continue
+            version = version_of(spec.runnable(), stamps)
+            slot = (namespace, name, wanted_version)
+            existing = self._version_pools.get(slot)
+            if existing is not None and existing.version == version:
+                await existing.ensure_warm()
+                continue
+            self._version_pools[slot] = await self._start_pool(
+                namespace, name, spec, version, secret_env
+            )
+            if existing is not None:
+                self._drain(existing)
+
+    async def _start_pool(
+        self,
+        namespace: str,
+        name: str,
+        serving: FunctionSpec,
+        version: str,
+        secret_env: dict[str, SecretStr],
+        *,
+        warm: bool = True,
+    ) -> FunctionPool:
+        """A new pool of one version of a function (its build made if missing), warmed to
+        its minimum unless ``warm`` is False."""
+        assert serving.code is not None  # checked by the callers; not a security check
+        build = self.builder.path_for(serving.runtime, serving.code.sha256)
+        if not (build.root / ".complete").exists():
+            # e.g. another gateway process built it, or the build dir was removed
+            build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
+        proxy: EgressProxy | None = None
+        if serving.egress:
+            proxy = EgressProxy(
+                self.launcher.short_path(f"{namespace}/{name}/{version}", "egress.sock"),
+                serving.egress,
+                name=f"{namespace}/{name}",
+            )
+            await proxy.start()
+        egress_socket = proxy.socket_path if proxy is not None else None
+
+        async def factory(serial: int) -> Worker:
+            return await self.launcher.start(
+                namespace,
+                name,
+                serving,
+                build,
+                serial,
+                egress_socket=egress_socket,
+                secret_env=secret_env,
+            )
+
+        pool = FunctionPool(
+            f"{namespace}/{name}",
+            serving,
+            version,
+            factory,
+            # the function's bound, within the tenant's quota (which may have been lowered)
+            max_workers=min(serving.max_instances, self.settings.limits.max_instances),
+            queue_timeout_s=self.settings.gateway.queue_timeout_s,
+        )
+        if proxy is not None:
+            pool.on_close.append(proxy.close)
+        if warm:
+            await self._warm(pool)
+        return pool
+
+    @staticmethod
+    async def _warm(pool: FunctionPool) -> None:
+        try:
+            await pool.ensure_warm()
+        except Exception as e:
+            log.warning("could not pre-warm %s: %s", pool.name, e)
+
+    # -- invocation --------------------------------------------------------------------
+
+    def known(self, namespace: str, name: str) -> FunctionRecord | None:
+        return self._index.get((namespace, name))
+
+    def _pool_for(self, namespace: str, name: str, version: str | None) -> FunctionPool:
+        """The pool that serves ``version`` (None: the current one); NotFound or NotReady."""
+        key = (namespace, name)
+        pool = self._pools.get(key)
+        if pool is not None:
+            if version is None or version == pool.spec.version:
+                return pool
+            other = self._version_pools.get((namespace, name, version))
+            if other is not None:
+                return other
+            if version in pool.spec.routed_versions():
+                raise NotReady(f"version {version} of function {name!r} is not ready yet")
+            raise NotFound(
+                f"version {version} of function {name!r} is not serving: only its current"
+                " version and its traffic targets are"
+            )
+        record = self._index.get(key)
+        if record is None:
+            raise NotFound(f"function {name!r} not found")
+        phase = record.function.status.phase.value
+        raise NotReady(f"function {name!r} is not ready (phase {phase})")
+
+    def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
+        """The spec of the version that serves invocations (or of ``version``), from memory."""
+        return self._pool_for(namespace, name, version).spec
+
+    @contextlib.asynccontextmanager
+    async def upstream(
+        self, namespace: str, name: str, version: str | None = None
+    ) -> AsyncIterator[Upstream]:
+        pool = self._pool_for(namespace, name, version)
+        async with pool.lease() as upstream:
+            yield upstream
+
+    def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
+        counts = {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
+        for (namespace, name, _), p in self._version_pools.items():
+            size, started, inflight = counts.get((namespace, name), (0, 0, 0))
+            counts[(namespace, name)] = (size + p.size, started + p.started, inflight + p.inflight)
+        return counts
+
+    def version_pool(self, namespace: str, name: str, version: str) -> FunctionPool | None:
+        """The pool of a traffic target that is not the current version (tests, metrics)."""
+        return self._version_pools.get((namespace, name, version))
+
+    def pool(self, namespace: str, name: str) -> FunctionPool | None:
+        return self._pools.get((namespace, name))
+
+    async def prewarm(self, namespace: str, name: str, *, until: float) -> None:
+        """Have a worker of the serving version up now and until ``until`` (monotonic)."""
+        pool = self._pools.get((namespace, name))
+        if pool is not None:
+            await pool.keep_warm_until(until)

@@ -1,0 +1,59 @@
+"""Embedded mode: the bubblewrap sandbox, dependency builds, and the in-process cron
+scheduler, job runner and async queue.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class SandboxSettings(BaseModel):
+    bwrap: str = "bwrap"
+    #: run functions without bubblewrap (development only; warned on every start)
+    unsafe_no_sandbox: bool = False
+    #: the idle window: a worker unused this long stops (down to ``min_instances``)
+    idle_timeout_s: float = 300.0
+    start_timeout_s: float = 20.0
+    max_processes: int = 64
+    max_open_files: int = 256
+    tmp_size_mb: int = 64
+    log_max_bytes: int = 1024 * 1024
+    #: generic workers kept pre-started per runtime (Python), specialized on a function's
+    #: first call instead of a cold start (sless.sandbox.prestarting); 0 turns it off
+    prestart_size: int = Field(default=2, ge=0, le=32)
+
+
+class BuildSettings(BaseModel):
+    uv: str = "uv"
+    npm: str = "npm"
+    timeout_s: float = 600.0
+
+
+class EventsSettings(BaseModel):
+    """Cron triggers, jobs and asynchronous invocations in embedded mode:
+    ``SLESS_EVENTS_<FIELD>``."""
+
+    #: run the scheduler, the job runner and the queue worker in this gateway process
+    enabled: bool = True
+    #: how often the scheduler looks for due ticks (and re-reads the triggers)
+    scheduler_interval_s: float = 1.0
+    #: ticks missed (the gateway was down) are fired late only within this window
+    catchup_window_s: float = 300.0
+    #: accept a sixth (seconds) cron field: development and tests only, CronJobs have none
+    allow_seconds_field: bool = False
+    #: how often job runners and queue workers look for work written by other processes
+    poll_interval_s: float = 1.0
+    #: asynchronous invocations run at once by one gateway process
+    queue_concurrency: int = 16
+    #: attempts of an asynchronous invocation before it is dead-lettered
+    max_attempts: int = 5
+    #: retry backoff: ``retry_base_s * 2**(attempt-1)``, at most ``retry_max_s``
+    retry_base_s: float = 1.0
+    retry_max_s: float = 300.0
+    #: the largest result (response body) stored for a job or an asynchronous invocation
+    max_result_bytes: int = 64 * 1024
+    #: how long past the function's timeout (a cron tick: past the tick) an asynchronous
+    #: call or a tick stays leased to the process that took it; when it runs out (that
+    #: process stopped), another takes it over: run if it never started, else recorded
+    #: ``interrupted``
+    lease_margin_s: float = Field(default=30.0, gt=0)

@@ -1,0 +1,89 @@
+"""The gateway's HTTP server and the per-tenant limits and quotas it applies."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+
+
+class GatewaySettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: largest request body accepted by ``/fn/...`` (413 above it)
+    max_invoke_body_bytes: int = 6 * 1024 * 1024
+    #: largest zip accepted by the upload endpoint (413 above it)
+    max_upload_bytes: int = 50 * 1024 * 1024
+    #: how long a clean shutdown waits for in-flight invocations
+    shutdown_grace_s: float = 10.0
+    #: public URL of the gateway, shown to users (defaults to http://host:port)
+    public_url: str | None = None
+    #: the HTTP/1.1 server of ``sless up``: granian (hyper, Rust; its I/O runs in a thread
+    #: of its own), or uvicorn with httptools (llhttp, C) or h11 (pure Python). All three
+    #: pass the request-smuggling tests; docs/PERFORMANCE.md has the figures that chose
+    #: the default
+    http: Literal["granian", "httptools", "h11"] = "granian"
+    #: peers whose X-Forwarded-For names the caller (comma-separated IP addresses; empty:
+    #: none): a reverse proxy on this machine by default (sless.gateway.forwarded)
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses(cls, value: str) -> str:
+        """Refused at start, not ignored later: a typo would trust nobody (or somebody)."""
+        for entry in filter(None, (e.strip() for e in value.split(","))):
+            try:
+                ipaddress.ip_address(entry)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address (a comma-separated list of addresses,"
+                    " e.g. 127.0.0.1,::1; empty to trust no proxy)"
+                ) from None
+        return value
+
+    #: key that signs paging cursors and seals stored idempotent responses; unset: a
+    #: random key generated once and kept in PostgreSQL (shared by every gateway)
+    signing_key: SecretStr | None = None
+    #: how long a paging cursor is accepted after it was issued
+    cursor_ttl_s: int = Field(default=24 * 3600, ge=60)
+    #: Idempotency-Key records: how long one is kept, and how many per tenant at most
+    idempotency_ttl_s: int = Field(default=24 * 3600, ge=60)
+    idempotency_max_keys: int = Field(default=10_000, ge=1)
+    #: how long a call waits for a free instance when the function runs ``max_instances``
+    #: instances, each at its ``concurrency``; then 429 with ``Retry-After``
+    queue_timeout_s: float = Field(default=10.0, ge=0, le=300)
+
+
+class LimitsSettings(BaseModel):
+    """Per-tenant limits and quotas: ``SLESS_LIMITS_<FIELD>``.
+
+    Rates and concurrency are kept in memory by each gateway process: with N gateway
+    replicas a tenant gets up to N times these numbers. The quotas (``max_*``) are counted
+    from the stored functions under a per-tenant PostgreSQL lock, so they hold across
+    replicas; they are the same for every tenant (tenant plans are Kubernetes-only).
+    """
+
+    #: management API requests per second per tenant (token bucket), and the burst
+    api_rate_per_s: float = 50.0
+    api_burst: int = 200
+    #: invocations per second per tenant (token bucket), and the burst
+    invoke_rate_per_s: float = 1000.0
+    invoke_burst: int = 2000
+    #: synchronous invocations of one tenant's functions running at once
+    invoke_concurrency: int = 256
+    #: failed authentication attempts per minute per client address
+    failed_auth_per_minute: int = 20
+    # -- quotas (both modes, checked by the gateway under a per-tenant database lock)
+    #: functions one tenant may have
+    max_functions: int = Field(default=50, ge=0)
+    #: sum of the ``memory_mb`` of one tenant's function specs
+    max_memory_mb: int = Field(default=8192, ge=0)
+    #: sum of the sizes of the code zips its functions currently point at
+    max_code_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    #: instances (workers or pods) one function may scale to: its ``max_instances`` may
+    #: not be set above this, and what runs is capped by it if it is lowered later
+    max_instances: int = Field(default=10, ge=1)
+    #: versions kept per function (the oldest beyond it are pruned with their code, except
+    #: the current version and the traffic targets)
+    max_versions: int = Field(default=10, ge=1, le=1000)

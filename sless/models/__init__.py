@@ -1,0 +1,96 @@
+"""The one schema source: function, trigger and job specs and their statuses.
+
+The same models validate the HTTP API bodies, the database rows and (in Kubernetes mode)
+the custom resources, whose OpenAPI schemas are generated from these classes. Nothing here
+does I/O.
+
+One module per kind of object: ``names`` (the naming rules all of them share),
+``functions``, ``triggers``, ``jobs``, and ``resources`` (what only the custom resources
+carry). Import them from here.
+"""
+
+from __future__ import annotations
+
+from sless.models.functions import (
+    MAX_CALLBACK_URL_LENGTH,
+    MAX_FUNCTION_SECRETS,
+    MAX_TRAFFIC_TARGETS,
+    AuthMode,
+    CodeRef,
+    Function,
+    FunctionResourceSpec,
+    FunctionSpec,
+    FunctionStatus,
+    FunctionVersion,
+    Phase,
+    Runtime,
+    SecretRef,
+    TrafficTarget,
+    VersionState,
+    check_callback_url,
+)
+from sless.models.jobs import FunctionJob, FunctionJobStatus, JobPhase, JobSpec
+from sless.models.names import (
+    MAX_NAME_LENGTH,
+    MAX_TENANT_NAME_LENGTH,
+    Name,
+    TenantName,
+    VersionName,
+    check_env_name,
+    check_name,
+    check_tenant_name,
+    check_version_name,
+    is_dns1123_label,
+    is_version_name,
+    namespace_for,
+    tenant_of,
+    version_number,
+)
+from sless.models.resources import Condition, FunctionCRStatus, TenantSpec, TenantStatus
+from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec, TriggerStatus
+
+__all__ = [
+    "MAX_CALLBACK_URL_LENGTH",
+    "MAX_FUNCTION_SECRETS",
+    "MAX_NAME_LENGTH",
+    "MAX_TENANT_NAME_LENGTH",
+    "MAX_TRAFFIC_TARGETS",
+    "AmqpName",
+    "AuthMode",
+    "CodeRef",
+    "Condition",
+    "Function",
+    "FunctionCRStatus",
+    "FunctionJob",
+    "FunctionJobStatus",
+    "FunctionResourceSpec",
+    "FunctionSpec",
+    "FunctionStatus",
+    "FunctionVersion",
+    "JobPhase",
+    "JobSpec",
+    "Name",
+    "Phase",
+    "RabbitMQSource",
+    "Runtime",
+    "SecretRef",
+    "TenantName",
+    "TenantSpec",
+    "TenantStatus",
+    "TrafficTarget",
+    "Trigger",
+    "TriggerSpec",
+    "TriggerStatus",
+    "VersionName",
+    "VersionState",
+    "check_callback_url",
+    "check_env_name",
+    "check_name",
+    "check_tenant_name",
+    "check_version_name",
+    "is_dns1123_label",
+    "is_version_name",
+    "namespace_for",
+    "tenant_of",
+    "version_number",
+]

@@ -1,0 +1,62 @@
+"""What only the custom resources carry (Kubernetes mode): the operator's conditions, the
+Function's status, and the Tenant resource.
+
+The operator writes these into ``status`` (as it does ``TriggerStatus`` and
+``FunctionJobStatus``); the CRD schemas in deploy/crds/ are generated from them
+(sless/crds.py). Field names follow the contract the gateway reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sless.models.functions import FunctionSpec, Phase
+
+
+class Condition(BaseModel):
+    """A Kubernetes-style condition (``type`` is e.g. ``Built``, ``Ready``)."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str = ""
+    message: str = ""
+    lastTransitionTime: datetime | None = None
+
+
+class FunctionCRStatus(BaseModel):
+    """``status`` of a Function resource.
+
+    The gateway writes ``validation`` and ``phase`` (Validating/Pending) on upload; the
+    operator owns the rest. ``builds`` maps each code sha256 ever built for this function to
+    its pinned image (``registry/ns-name@sha256:...``): a sha256 in it is never built again.
+    """
+
+    phase: Phase | None = None
+    message: str = ""
+    validation: dict[str, Any] | None = None
+    observed_sha256: str | None = None
+    image: str | None = None
+    servingSpec: FunctionSpec | None = None
+    #: the specs of the traffic split's other versions whose Deployments are applied
+    servingRevisions: dict[str, FunctionSpec] = Field(default_factory=dict)
+    conditions: list[Condition] = Field(default_factory=list)
+    builds: dict[str, str] = Field(default_factory=dict)
+    updated_at: datetime | None = None
+
+
+class TenantSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: a plan of ``settings.kubernetes.plans``; unset = the default plan
+    plan: str | None = Field(default=None, max_length=63)
+
+
+class TenantStatus(BaseModel):
+    phase: Literal["Ready", "Failed"] | None = None
+    message: str = ""
+    namespace: str | None = None
+    plan: str | None = None
+    updated_at: datetime | None = None

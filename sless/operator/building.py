@@ -1,0 +1,188 @@
+"""A function's code → its image: one kaniko build Job per sha256, pinned by digest.
+
+- Idempotent builds: the Job's name is a function of (namespace, function, sha256) and
+  ``status.builds`` records every sha256 built (→ pinned image). A sha256 in ``builds`` is
+  never built again; a sha256 whose Job exists (running, succeeded or failed) never gets a
+  second Job. A failed build stays Failed until its Job is deleted by an admin: no rebuild
+  loop is possible.
+- Digest: kaniko writes the pushed image's digest to ``/dev/termination-log``
+  (``--digest-file``), i.e. the build container's termination message; the operator reads
+  it from the Job's pod. Where the pod is gone, a ``sless.kube5s.ru/digest`` annotation on
+  the Job (only the operator and cluster admins can write Jobs in the builds namespace) is
+  used instead.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import kopf
+
+from sless.errors import SlessError
+from sless.kube import answer_of, collection_path, object_path
+from sless.models import FunctionSpec, Phase, Runtime
+from sless.operator.contexts import ContextError
+from sless.operator.function_status import KIND, fail
+from sless.operator.state import Operator, condition
+from sless.policies import build_job, check_build_job, image_repository, labels
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def build_job_path(op: Operator, ns: str, name: str, sha256: str) -> str:
+    k = op.settings.kubernetes
+    return object_path(
+        "batch/v1", "Job", k.builds_namespace, labels.build_job_name(ns, name, sha256)
+    )
+
+
+async def _job_pods(op: Operator, job: dict[str, Any]) -> list[dict[str, Any]]:
+    meta = job["metadata"]
+    return await op.api.list(
+        collection_path("v1", "Pod", meta["namespace"]), f"job-name={meta['name']}"
+    )
+
+
+def _termination_message(pod: dict[str, Any], container: str) -> str | None:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") != container:
+            continue
+        terminated = (status.get("state") or {}).get("terminated") or {}
+        message = terminated.get("message")
+        if message:
+            return str(message)
+    return None
+
+
+async def read_digest(op: Operator, job: dict[str, Any]) -> str | None:
+    for pod in await _job_pods(op, job):
+        message = _termination_message(pod, "kaniko")
+        match = _DIGEST.search(message or "")
+        if match:
+            return match.group(0)
+    annotation = (job["metadata"].get("annotations") or {}).get(labels.DIGEST_ANNOTATION, "")
+    match = _DIGEST.fullmatch(annotation.strip())
+    return match.group(0) if match else None
+
+
+async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
+    """The failed build's last lines: its log, else its termination message, else why not."""
+    lines = op.settings.kubernetes.build_log_tail_lines
+    pods = await _job_pods(op, job)
+    if not pods:
+        return "build log unavailable: the build pod no longer exists"
+    pod = pods[-1]
+    try:
+        text = await op.api.read_log(
+            pod["metadata"]["namespace"], pod["metadata"]["name"], "kaniko", lines
+        )
+        if text.strip():
+            return "\n".join(text.strip().splitlines()[-lines:])
+    except SlessError as e:
+        message = _termination_message(pod, "kaniko")
+        if message:
+            return "\n".join(message.strip().splitlines()[-lines:])
+        return f"build log unavailable: {answer_of(e) or e}"
+    return "build log unavailable: the log is empty"
+
+
+def job_state(job: dict[str, Any]) -> str:
+    """running | succeeded | failed, from the Job's status (conditions, then counters)."""
+    status = job.get("status") or {}
+    for cond in status.get("conditions") or []:
+        if cond.get("status") != "True":
+            continue
+        if cond.get("type") in ("Complete", "SuccessCriteriaMet"):
+            return "succeeded"
+        if cond.get("type") in ("Failed", "FailureTarget"):
+            return "failed"
+    if status.get("succeeded"):
+        return "succeeded"
+    if status.get("failed"):
+        return "failed"
+    return "running"
+
+
+async def build_image(
+    op: Operator,
+    body: dict[str, Any],
+    spec: FunctionSpec,
+    sha: str,
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> str:
+    """The pinned image of ``sha``; starts its build at most once. Raises TemporaryError
+    while it runs and PermanentError when it failed."""
+    k = op.settings.kubernetes
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    assert spec.code is not None  # checked by the caller; not a security check
+    job = await op.api.get(build_job_path(op, ns, name, sha))
+    if job is None:
+        await _start_build(op, ns, name, spec, sha, status, builds)
+        job = await op.api.get(build_job_path(op, ns, name, sha))
+    state = job_state(job) if job else "running"
+    if job is not None and state == "succeeded":
+        digest = await read_digest(op, job)
+        if digest is None:
+            raise kopf.TemporaryError(
+                "build succeeded but its digest is not readable yet", delay=k.retry_delay_s
+            )
+        return f"{image_repository(k, ns, name)}@{digest}"
+    if job is not None and state == "failed":
+        tail = await build_log_tail(op, job)
+        message = f"build of {sha[:12]} failed:\n{tail}"
+        conditions = condition(status.get("conditions") or [], "Built", False, "BuildFailed", tail)
+        status["conditions"] = conditions
+        await fail(op, ns, name, status, "BuildFailed", message, observed_sha256=sha)
+        raise kopf.PermanentError(f"build of {sha[:12]} failed")
+    conditions = condition(status.get("conditions") or [], "Built", False, "Building", sha)
+    conditions = condition(conditions, "Ready", False, "Building")
+    await op.patch_status(
+        KIND,
+        ns,
+        name,
+        status,
+        {
+            "phase": Phase.BUILDING.value,
+            "message": f"building {sha[:12]}",
+            "observed_sha256": sha,
+            "conditions": conditions,
+        },
+    )
+    raise kopf.TemporaryError(f"build of {sha[:12]} is running", delay=k.retry_delay_s)
+
+
+async def _start_build(
+    op: Operator,
+    ns: str,
+    name: str,
+    spec: FunctionSpec,
+    sha: str,
+    status: dict[str, Any],
+    builds: dict[str, str],
+) -> None:
+    k = op.settings.kubernetes
+    assert spec.code is not None
+    runtime = Runtime(spec.runtime)
+    base_image = k.runtime_images.get(runtime.value)
+    if not base_image or op.contexts is None:
+        message = f"no base image or S3 bucket configured for {runtime.value}"
+        await fail(op, ns, name, status, "NotConfigured", message, builds=builds)
+        raise kopf.PermanentError(message)
+    try:
+        await op.contexts.ensure(sha, spec.code.blob_key, runtime, base_image)
+    except ContextError as e:
+        await fail(op, ns, name, status, "BadCode", str(e), observed_sha256=sha)
+        raise kopf.PermanentError(str(e)) from e
+    except Exception as e:  # S3 down, credentials, throttling: all pass
+        raise kopf.TemporaryError(
+            f"preparing the build context failed: {type(e).__name__}", delay=k.retry_delay_s
+        ) from e
+    job = build_job(ns, name, sha, runtime, k, op.settings.s3)
+    violations = check_build_job(job, k)
+    if violations:
+        message = "rendered build job violates policy: " + "; ".join(map(str, violations[:5]))
+        await fail(op, ns, name, status, "PolicyViolation", message)
+        raise kopf.PermanentError(message)
+    await op.api.create(job)  # None = it already exists: never a second build
