@@ -81,6 +81,12 @@ class FunctionStore(Protocol):
         """Secret ``name`` was written or deleted: roll what runs with its old value."""
         ...
 
+    def build_durations(self) -> dict[tuple[str, str], tuple[int, float]]:
+        """``(runtime, result) → (builds, seconds in all)`` of the builds this process ran
+        (``result``: ``succeeded`` | ``failed``), for metrics. No I/O. Empty where another
+        process builds (Kubernetes mode: the operator's kaniko Jobs)."""
+        ...
+
     async def release_code(self, sha256: str) -> bool:
         """No version refers to code ``sha256`` any more: if no function of this mode does
         either, remove what the mode made of it (builds) and return True (the caller then

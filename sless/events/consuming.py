@@ -76,6 +76,8 @@ STATUS_HEADER = "x-sless-status"
 _RETRYABLE_4XX = frozenset({408, 429})
 _HEADER_VALUE = re.compile(r"[^\x20-\x7e]")
 _RECONNECT_MAX_S = 30.0
+#: how often a consumer asks the broker how many messages wait in its queue (its lag)
+LAG_INTERVAL_S = 10.0
 
 
 class BrokerUrlRefused(Exception):
@@ -180,6 +182,9 @@ class Consumer:
         self._registered = False
         #: messages settled (acknowledged after success, retry or dead-letter)
         self.settled = 0
+        #: messages ready in the queue, not yet delivered to this consumer, as the broker
+        #: last said (at the declare, then every ``LAG_INTERVAL_S``); None until it did
+        self.lag: int | None = None
 
     def __repr__(self) -> str:  # never the URL
         return f"<Consumer {self.trigger.namespace}/{self.trigger.name} queue={self.queue_name!r}>"
@@ -239,11 +244,21 @@ class Consumer:
             await channel.set_qos(prefetch_count=self.source.prefetch)
             self._channel = channel
             queue = await self._declare(channel)
+            self.lag = queue.declaration_result.message_count
             tag = await queue.consume(self._on_message)
             self.consuming.set()
             self._registered = True
             log.info("trigger %s: consuming %r", self._label, self.queue_name)
-            await self._stopping.wait()
+            while not self._stopping.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), LAG_INTERVAL_S)
+                if not self._stopping.is_set():
+                    # a passive declare only asks (on the channel itself: aio-pika's robust
+                    # channel answers a passive declare of a queue it knows from memory)
+                    underlay = await channel.get_underlay_channel()
+                    declared = await underlay.queue_declare(self.queue_name, passive=True)
+                    if declared is not None:
+                        self.lag = declared.message_count
             with contextlib.suppress(Exception):  # the broker may be away: closing cancels
                 await queue.cancel(tag)
             await self._drain()
@@ -405,6 +420,14 @@ class RabbitConsumers:
     def consumer(self, namespace: str, name: str) -> Consumer | None:
         found = self.running.get((namespace, name))
         return found[0] if found else None
+
+    def lags(self) -> dict[tuple[str, str, str], int]:
+        """``(namespace, trigger, function) → messages waiting`` (``Consumer.lag``)."""
+        return {
+            (c.trigger.namespace, c.trigger.name, c.trigger.spec.function): c.lag
+            for c, _ in self.running.values()
+            if c.lag is not None
+        }
 
     async def stop(self) -> None:
         if self._task is not None:

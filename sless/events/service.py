@@ -117,6 +117,11 @@ class Events:
             version=version,
         )
 
+    def consumer_lags(self) -> dict[tuple[str, str, str], int]:
+        """``(namespace, trigger, function) → messages waiting`` of this process's
+        rabbitmq consumers that have heard from their broker (metrics)."""
+        return self.consumers.lags() if self.consumers is not None else {}
+
     def trigger_changed(self) -> None:
         """A trigger was written here: start, restart or stop its consumer now."""
         if self.consumers is not None:

@@ -23,11 +23,16 @@ several gateways in one test process must not share counters.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 if TYPE_CHECKING:
@@ -130,6 +135,13 @@ class GatewayMetrics:
             fn,
             registry=r,
         )
+        self._platform_metrics()
+        self._series: dict[tuple[str, str], _Series] = {}
+        self._per_namespace: dict[str, int] = {}
+
+    def _platform_metrics(self) -> None:
+        """The figures of the platform rather than of one function's calls."""
+        r = self.registry
         self.verdicts = Counter(
             "sless_upload_verdicts",
             "Upload validation verdicts by stage (archive, static, manifest, llm...)",
@@ -154,12 +166,23 @@ class GatewayMetrics:
             "Cron ticks this process won and fired since it started",
             registry=r,
         )
-        self._series: dict[tuple[str, str], _Series] = {}
-        self._per_namespace: dict[str, int] = {}
+        self.consumer_lag = Gauge(
+            "sless_rabbitmq_consumer_lag_messages",
+            "Messages ready in a rabbitmq trigger's queue, not yet delivered to its consumer"
+            " (as the broker said at most 10 s ago)",
+            ("namespace", "trigger", "function_name"),
+            registry=r,
+        )
 
     def watch_recorder(self, recorder: Any) -> None:
         """Export the invocation writer's own counters, read at every scrape."""
         self.registry.register(_RecorderCollector(recorder))
+
+    def watch_builds(
+        self, durations: Callable[[], dict[tuple[str, str], tuple[int, float]]]
+    ) -> None:
+        """Export the builds' durations (``Backend.build_durations``), read at every scrape."""
+        self.registry.register(_BuildCollector(durations))
 
     # -- the invoke path ---------------------------------------------------------------
 
@@ -212,6 +235,18 @@ class GatewayMetrics:
             self.replicas.labels(*labels).inc(workers)
             self.cold_starts.labels(*labels).inc(started)
             self.inflight.labels(*labels).inc(inflight)
+
+    def set_consumer_lag(self, lags: dict[tuple[str, str, str], int]) -> None:
+        """``(namespace, trigger, function) → messages waiting`` of the running consumers,
+        at scrape. Bounded like the function series: past ``max_per_namespace`` triggers
+        of one namespace the rest add up under ``trigger="_other"``."""
+        self.consumer_lag.clear()
+        per_namespace: dict[str, int] = {}
+        for (namespace, trigger, function), lag in sorted(lags.items()):
+            seen = per_namespace[namespace] = per_namespace.get(namespace, 0) + 1
+            if seen > self.max_per_namespace:
+                trigger, function = OTHER, OTHER
+            self.consumer_lag.labels(namespace, trigger, function).inc(lag)
 
     def series_labels(self, namespace: str, name: str) -> tuple[str, str]:
         series = self.series(namespace, name)
@@ -301,3 +336,31 @@ class _RecorderCollector:
             "Invocation records waiting to be written",
             value=r.buffered,
         )
+        yield SummaryMetricFamily(
+            "sless_invocation_flush_seconds",
+            "Batches of invocation records written, and the seconds from the first attempt"
+            " to the database's answer (retries while it was away included)",
+            count_value=r.flushes,
+            sum_value=r.flush_seconds,
+        )
+
+
+class _BuildCollector:
+    """Builds this process ran (embedded mode: dependencies installed per version), by
+    runtime and result, as a summary: count and seconds in all."""
+
+    def __init__(self, durations: Callable[[], dict[tuple[str, str], tuple[int, float]]]) -> None:
+        self._durations = durations
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        family = SummaryMetricFamily(
+            "sless_build_duration_seconds",
+            "Builds run by this process and their seconds in all, by runtime and result",
+            labels=("runtime", "result"),
+        )
+        for (runtime, result), (count, seconds) in sorted(self._durations().items()):
+            family.add_metric((runtime, result), count_value=count, sum_value=seconds)
+        yield family

@@ -123,6 +123,7 @@ class Platform:
         events.start()
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)
+        metrics.watch_builds(backend.build_durations)
         return cls(
             settings=settings,
             db=db,

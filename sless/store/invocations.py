@@ -28,6 +28,7 @@ import json.encoder
 import logging
 import math
 import operator
+import time
 import uuid
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -219,6 +220,10 @@ class InvocationRecorder:
         self.written = 0
         self.replayed = 0
         self.failed_batches = 0
+        #: batches written and the seconds they took in all, from the first attempt to
+        #: the database's answer (retries while it was away included): flush latency
+        self.flushes = 0
+        self.flush_seconds = 0.0
         self._gave_up = False
 
     @property
@@ -314,6 +319,7 @@ class InvocationRecorder:
         """Write ``batch``, retrying while the database is away. False only when stopping
         gave up on it: then it is counted dropped unless the journal holds it."""
         delay = 0.1
+        started = time.monotonic()
         while True:
             try:
                 await insert_records(self.pool, batch)
@@ -335,6 +341,8 @@ class InvocationRecorder:
                 delay = min(delay * 2, self.retry_max_s)
                 continue
             self.written += len(batch)
+            self.flushes += 1
+            self.flush_seconds += time.monotonic() - started
             return True
 
     async def flush(self) -> None:

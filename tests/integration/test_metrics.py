@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 from pydantic import SecretStr
@@ -76,6 +78,17 @@ def test_invocations_are_counted_per_function_with_bounded_labels(
     assert 'sless_async_queue_depth{state="queued"} 0.0' in text
     assert "sless_invocation_records_dropped_total 0.0" in text
     assert "sless_invocation_records_replayed_total" in text
+    # two builds ran (hello's code is built once for both functions that have it)
+    built = 'sless_build_duration_seconds_{}{{result="succeeded",runtime="python3.11"}}'
+    assert sample(text, built.format("count")) == 2.0
+    assert sample(text, built.format("sum")) > 0.0
+    assert 'result="failed"' not in text
+    # the writer's flush latency: batches written, seconds in all
+    written = wait_for_sample(gateway, "sless_invocation_records_written_total", at_least=5)
+    assert written >= 5
+    flushes = sample(gateway.admin.get("/metrics").text, "sless_invocation_flush_seconds_count")
+    assert 1 <= flushes <= written
+    assert sample(gateway.admin.get("/metrics").text, "sless_invocation_flush_seconds_sum") > 0
 
     mine = acme.get("/v1/namespaces/sless-acme/metrics").json()
     assert mine["namespace"] == "sless-acme"
@@ -91,3 +104,19 @@ def test_invocations_are_counted_per_function_with_bounded_labels(
     assert "sless-other" not in plain.text
     # another tenant's namespace: 404, as for every object that is not the caller's
     assert acme.get("/v1/namespaces/sless-other/metrics").status_code == 404
+
+
+def sample(text: str, name: str) -> float:
+    """The value of the one sample ``name`` (with its labels as written) in ``text``."""
+    [value] = [line.rpartition(" ")[2] for line in text.splitlines() if line.startswith(name + " ")]
+    return float(value)
+
+
+def wait_for_sample(gateway: RunningGateway, name: str, *, at_least: float) -> float:
+    """``name``'s value once it reached ``at_least`` (the writer flushes every 0.2 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        value = sample(gateway.admin.get("/metrics").text, name)
+        if value >= at_least or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)

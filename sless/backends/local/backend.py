@@ -349,6 +349,9 @@ class LocalBackend(TriggerTables, VersionPools):
                 self.builder.remove(spec.runtime, spec.code.sha256)
                 await self.blobs.delete(spec.code.sha256)
 
+    def build_durations(self) -> dict[tuple[str, str], tuple[int, float]]:
+        return dict(self.builder.durations)
+
     async def release_code(self, sha256: str) -> bool:
         """Remove the builds of code no function refers to (the caller deletes the blob)."""
         if await self.functions.sha256_in_use(sha256):

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +85,9 @@ class Builder:
         self._locks: dict[str, asyncio.Lock] = {}
         #: how many builds actually ran (not reused); observable by tests and metrics
         self.builds_run = 0
+        #: ``(runtime, result) → (builds, seconds in all)`` of the builds that ran
+        #: (``result``: ``succeeded`` or ``failed``), for metrics
+        self.durations: dict[tuple[str, str], tuple[int, float]] = {}
 
     def path_for(self, runtime: Runtime, sha256: str) -> Build:
         return Build(self.root / f"{runtime.value}-{sha256}")
@@ -94,7 +98,15 @@ class Builder:
         async with lock:
             if (build.root / ".complete").exists():
                 return build
-            await self._build(runtime, sha256, build)
+            started = time.monotonic()
+            result = "failed"
+            try:
+                await self._build(runtime, sha256, build)
+                result = "succeeded"
+            finally:
+                count, seconds = self.durations.get((runtime.value, result), (0, 0.0))
+                elapsed = time.monotonic() - started
+                self.durations[(runtime.value, result)] = (count + 1, seconds + elapsed)
             self.builds_run += 1
             return build
 

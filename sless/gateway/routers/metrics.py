@@ -29,6 +29,7 @@ async def _refresh(platform: Platform) -> None:
     metrics.set_instances(platform.backend.instance_counts())
     scheduler = platform.events.scheduler
     metrics.cron_ticks.set(scheduler.fired if scheduler is not None else 0)
+    metrics.set_consumer_lag(platform.events.consumer_lags())
     rows = await platform.db.fetch(_QUEUE_DEPTH)
     metrics.queue_depth.clear()
     for state in ("queued", "running", "dead", "interrupted"):

@@ -235,6 +235,41 @@ def test_a_broker_restart_in_the_middle_of_a_stream_loses_no_message(
     assert consumer.consuming.is_set()  # the same consumer, reconnected
 
 
+def test_the_consumer_lag_is_exported_while_messages_wait(
+    queue: str,
+    gateway: RunningGateway,
+    acme: httpx.Client,
+    rabbitmq: Broker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the consumer asks the broker every 0.2 s instead of every 10 s
+    monkeypatch.setattr("sless.events.consuming.LAG_INTERVAL_S", 0.2)
+    _setup(acme, rabbitmq, queue, RECEIVER, prefetch=1)
+    wait_for(lambda: _consumers(gateway).consumer(NS, "consume") is not None, "the consumer")
+    series = (
+        'sless_rabbitmq_consumer_lag_messages{function_name="fn",namespace="sless-acme",'
+        'trigger="consume"} '
+    )
+
+    def lag() -> float | None:
+        found = [
+            line.removeprefix(series)
+            for line in gateway.admin.get("/metrics").text.splitlines()
+            if line.startswith(series)
+        ]
+        return float(found[0]) if found else None
+
+    wait_for(lambda: lag() == 0.0, "the lag of the empty queue")
+    rabbitmq.publish(queue, [(f"l-{i}", b'{"sleep": 0.5}') for i in range(8)])  # ~4 s of work
+    highest = wait_for(lambda: (got := lag()) is not None and got >= 4 and got, "a lag of 4+")
+    assert highest <= 8
+    # the tenant sees it among its own figures
+    mine = acme.get(f"/v1/namespaces/{NS}/metrics").json()["functions"]["fn"]
+    assert mine["sless_rabbitmq_consumer_lag_messages"].keys() == {"trigger=consume"}
+    wait_for(lambda: len(_message_ids(acme, "fn")) == 8, "every message processed", timeout=60)
+    wait_for(lambda: lag() == 0.0, "the lag back to 0")
+
+
 def test_the_broker_url_secret_never_appears_in_answers_or_logs(
     queue: str,
     gateway: RunningGateway,

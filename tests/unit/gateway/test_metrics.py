@@ -53,3 +53,43 @@ def test_one_tenant_minting_names_leaves_room_for_the_others() -> None:
         metrics.record("sless-acme", f"fn-{i}", 200, 0.01)
     metrics.record("sless-other", "theirs", 200, 0.01)
     assert metrics.series_labels("sless-other", "theirs") == ("sless-other", "theirs")
+
+
+def test_consumer_lag_series_are_bounded_per_namespace() -> None:
+    metrics = GatewayMetrics(max_functions_per_namespace=1)
+    lags = {("sless-acme", f"t-{i}", "fn"): 3 for i in range(10)}
+    lags[("sless-other", "theirs", "fn")] = 7
+    metrics.set_consumer_lag(lags)
+    samples = {
+        (s.labels["namespace"], s.labels["trigger"]): s.value
+        for m in metrics.registry.collect()
+        if m.name == "sless_rabbitmq_consumer_lag_messages"
+        for s in m.samples
+    }
+    # 2 * max_functions named triggers per namespace, the rest added up under _other
+    assert samples == {
+        ("sless-acme", "t-0"): 3,
+        ("sless-acme", "t-1"): 3,
+        ("sless-acme", OTHER): 24,
+        ("sless-other", "theirs"): 7,
+    }
+    metrics.set_consumer_lag({})  # a consumer that stopped leaves no series behind
+    assert not [
+        s
+        for m in metrics.registry.collect()
+        if m.name == "sless_rabbitmq_consumer_lag_messages"
+        for s in m.samples
+    ]
+
+
+def test_build_durations_are_read_at_scrape() -> None:
+    builds: dict[tuple[str, str], tuple[int, float]] = {}
+    metrics = GatewayMetrics(max_functions_per_namespace=1)
+    metrics.watch_builds(lambda: builds)
+    assert "sless_build_duration_seconds_count" not in metrics.text().decode()
+    builds[("python3.11", "succeeded")] = (2, 3.5)
+    builds[("nodejs20", "failed")] = (1, 0.25)
+    text = metrics.text().decode()
+    assert 'sless_build_duration_seconds_count{result="succeeded",runtime="python3.11"} 2.0' in text
+    assert 'sless_build_duration_seconds_sum{result="succeeded",runtime="python3.11"} 3.5' in text
+    assert 'sless_build_duration_seconds_count{result="failed",runtime="nodejs20"} 1.0' in text
