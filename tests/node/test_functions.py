@@ -1,10 +1,13 @@
 """Functions on the real node, through the gateway's HTTP API only, as a tenant would: the
 upload is built by a kaniko Job in sless-builds, the Deployment pins the pushed digest, the
 pod runs under gVisor (the function itself reports gVisor's kernel release), the call
-through /fn/ answers 200 and is recorded in PostgreSQL."""
+through /fn/ answers 200 and is recorded in PostgreSQL. The Python function names a tenant
+secret: the pod reads it as its variable and as the file /run/secrets/<name> (it answers
+only their digests, so the value is in no answer or log)."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,12 +24,19 @@ GROUP, VERSION = "sless.kube5s.ru", "v1"
 
 PYTHON = {
     "handler.py": (
-        "import os\n"
+        "import hashlib, os\n"
+        "def digest(text):\n"
+        "    return hashlib.sha256(text.encode()).hexdigest() if text is not None else None\n"
         "def handle(event, context):\n"
+        "    with open('/run/secrets/dbpass') as f:\n"
+        "        mounted = f.read()\n"
         "    return {'lang': 'python', 'release': os.uname().release,\n"
-        "            'version': open('/proc/version').read().strip()}\n"
+        "            'version': open('/proc/version').read().strip(),\n"
+        "            'secret_env': digest(os.environ.get('DB_PASSWORD')),\n"
+        "            'secret_file': digest(mounted)}\n"
     )
 }
+SECRET_VALUE = "node-secret-" + uuid.uuid4().hex
 NODE = {
     "handler.js": (
         "const os = require('os');\n"
@@ -61,11 +71,14 @@ def _deploy_and_call(
     gateway: Gateway, api: Any, acme: httpx.Client, ns: str, host_release: str
 ) -> None:
     wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
-    for name, runtime, files, lang in (
-        ("pyhello", "python3.11", PYTHON, "python"),
-        ("jshello", "nodejs20", NODE, "node"),
+    stored = acme.put(f"/v1/namespaces/{ns}/secrets/dbpass", json={"value": SECRET_VALUE})
+    assert stored.status_code == 201, stored.text
+    secret_spec = {"secrets": [{"name": "dbpass", "env": "DB_PASSWORD"}]}
+    for name, runtime, files, lang, spec in (
+        ("pyhello", "python3.11", PYTHON, "python", secret_spec),
+        ("jshello", "nodejs20", NODE, "node", {}),
     ):
-        deploy(acme, ns, name, runtime, files)
+        deploy(acme, ns, name, runtime, files, **spec)
         deployment = client.AppsV1Api(api).read_namespaced_deployment(f"fn-{name}", ns)
         pod_spec = deployment.spec.template.spec
         assert pod_spec.runtime_class_name == "gvisor"
@@ -77,6 +90,10 @@ def _deploy_and_call(
         # from inside the pod: gVisor's kernel, not the machine's
         assert body["release"].endswith("-gvisor"), body
         assert host_release not in body["version"], body
+        if spec:
+            expected = hashlib.sha256(SECRET_VALUE.encode()).hexdigest()
+            assert body["secret_env"] == expected, body
+            assert body["secret_file"] == expected, body
 
         def recorded(name: str = name) -> list[dict[str, Any]]:
             history = acme.get(f"/v1/namespaces/{ns}/invocations", params={"function": name})
