@@ -210,7 +210,10 @@ def function_pod_spec(
         "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": f"{settings.function_tmp_mb}Mi"}}],
     }
     if spec.secrets:
-        # one read-only file per secret under /run/secrets, readable by the function's uid
+        # one read-only file per secret under /run/secrets, readable by the function's uid:
+        # the kubelet gives the volume's files to the group fsGroup (else root:root 0440,
+        # which the function's uid cannot read)
+        pod["securityContext"]["fsGroup"] = NOBODY
         pod["volumes"].append(
             {
                 "name": "secrets",

@@ -28,12 +28,16 @@ PYTHON = {
         "def digest(text):\n"
         "    return hashlib.sha256(text.encode()).hexdigest() if text is not None else None\n"
         "def handle(event, context):\n"
-        "    with open('/run/secrets/dbpass') as f:\n"
-        "        mounted = f.read()\n"
+        "    mounted, error = None, None\n"
+        "    try:\n"
+        "        with open('/run/secrets/dbpass') as f:\n"
+        "            mounted = f.read()\n"
+        "    except OSError as e:  # the answer says why (the test shows it)\n"
+        "        error = type(e).__name__ + ': ' + str(e.strerror)\n"
         "    return {'lang': 'python', 'release': os.uname().release,\n"
         "            'version': open('/proc/version').read().strip(),\n"
         "            'secret_env': digest(os.environ.get('DB_PASSWORD')),\n"
-        "            'secret_file': digest(mounted)}\n"
+        "            'secret_file': digest(mounted), 'secret_error': error}\n"
     )
 }
 SECRET_VALUE = "node-secret-" + uuid.uuid4().hex
@@ -93,6 +97,7 @@ def _deploy_and_call(
         if spec:
             expected = hashlib.sha256(SECRET_VALUE.encode()).hexdigest()
             assert body["secret_env"] == expected, body
+            assert body["secret_error"] is None, body
             assert body["secret_file"] == expected, body
 
         def recorded(name: str = name) -> list[dict[str, Any]]:

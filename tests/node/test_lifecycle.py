@@ -81,7 +81,13 @@ def tenant(stack: tuple[Gateway, Settings], api: Any) -> Iterator[tuple[httpx.Cl
             yield tenant_client, ns
         finally:
             # the node has 2 CPUs: leave them to the next test
-            for path in ("functions/echo", "functions/sleepy", "triggers/web", "triggers/tick"):
+            for path in (
+                "functions/echo",
+                "functions/sleepy",
+                "functions/busy",
+                "triggers/web",
+                "triggers/tick",
+            ):
                 tenant_client.delete(f"/v1/namespaces/{ns}/{path}")
             tenant_client.delete(f"/v1/namespaces/{ns}/jobs/nightly")
 
@@ -136,6 +142,62 @@ def test_an_idle_function_scales_to_zero_and_its_next_call_wakes_it(
             f"\n[node figures] cold start from zero: {cold_start_s:.2f} s to the 200"
             f" (Deployment scaled to 1 after {scaled_up[0]:.2f} s)"
         )
+
+
+BUSY = {
+    "handler.py": (
+        "import socket, time\n"
+        "def handle(event, context):\n"
+        "    time.sleep(3)\n"
+        "    return {'pod': socket.gethostname()}\n"
+    )
+}
+
+
+def test_concurrent_load_scales_the_function_out_to_pods_that_share_it(
+    stack: tuple[Gateway, Settings],
+    api: Any,
+    tenant: tuple[httpx.Client, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Six calls at a time of a function with ``concurrency: 1`` and ``max_instances: 3``:
+    the gateway's autoscaler raises the Deployment's replicas, and the calls are answered
+    by more than one pod; never more than three."""
+    gateway, _ = stack
+    acme, ns = tenant
+    deploy(acme, ns, "busy", "python3.11", BUSY, concurrency=1, max_instances=3, timeout_s=60)
+    first = wait_for("busy's pod ready", lambda: call(gateway, ns, "busy"), every_s=1)
+    assert first.status_code == 200, first.text
+
+    pods: set[str] = set()
+    statuses: list[int] = []
+    highest = 0
+    started = time.monotonic()
+    while len(pods) < 2 and time.monotonic() - started < 300:
+        answers: list[httpx.Response] = []
+
+        def one(into: list[httpx.Response] = answers) -> None:
+            into.append(httpx.get(f"{gateway.url}/fn/{ns}/busy", timeout=120))
+
+        callers = [threading.Thread(target=one) for _ in range(6)]
+        for caller in callers:
+            caller.start()
+        while any(c.is_alive() for c in callers):
+            highest = max(highest, _replicas(api, ns, "busy"))
+            time.sleep(0.2)
+        statuses += [a.status_code for a in answers]
+        pods |= {a.json()["pod"] for a in answers if a.status_code == 200}
+    scaled_s = time.monotonic() - started
+    assert len(pods) >= 2, f"answered by {pods} only; statuses {statuses}"
+    assert 2 <= highest <= 3, highest
+    # beyond max_instances x concurrency a call waits for room, else 429: nothing else
+    assert set(statuses) <= {200, 429}, statuses
+    with capsys.disabled():
+        print(
+            f"\n[node figures] 6 concurrent calls: {len(pods)} pods answered after"
+            f" {scaled_s:.1f} s, replicas up to {highest} (max_instances 3)"
+        )
+    assert acme.delete(f"/v1/namespaces/{ns}/functions/busy").status_code == 200
 
 
 def test_a_disabled_http_trigger_refuses_calls_and_removes_the_pods(

@@ -266,14 +266,13 @@ platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
 # The platform's own image (gateway, operator, `sless events`), built like the runtime images:
 # the python3.11 root filesystem, a layer with semgrep (the version scripts/setup pins, in
 # its own directory: its pins clash with ours) and a layer with this checkout's sless and its
-# locked dependencies (uv, for CPython 3.11 on manylinux_2_36 = bookworm's glibc). uv runs
+# locked dependencies (uv, for CPython 3.11 on bookworm, the image's own glibc). uv runs
 # --offline: the node's netns has no way out; scripts/setup filled uv's cache with all of
 # it (sless's environment, semgrep's tool environment). Prints REF@DIGEST.
 node_push_platform() {
     local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
     uv=$(command -v uv || echo "$HOME/.local/bin/uv")
     [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
-    local target=(--offline --target "$I/site" --python-version 3.11 --python-platform x86_64-manylinux_2_36 --no-deps -q)
     local offline="not in uv's cache (the node's netns has no way out): run scripts/setup first"
     semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
     S=$DIR/images/semgrep-$semgrep_version
@@ -296,11 +295,14 @@ node_push_platform() {
         mv "$S/layer.tar.tmp" "$S/layer.tar"
     fi
     rm -rf "$I"; mkdir -p "$I"
-    (cd "$ROOT" && "$uv" export --offline --frozen --no-dev --no-hashes --no-emit-project --no-header -q \
-        -o "$I/requirements.txt") || die "uv export failed"
-    "$uv" pip install "${target[@]}" -r "$I/requirements.txt" >&2 || die "installing the platform's dependencies failed: $offline"
-    (cd "$ROOT" && "$uv" pip install "${target[@]}" .) >&2 || die "installing sless failed: $offline"
-    rm -rf "$I/site/bin"  # console scripts name this machine's interpreter
+    # the locked environment (uv.lock's wheels, by their URLs: no index page needed, so the
+    # wheels `uv sync` put in uv's cache are enough) in a venv of a CPython 3.11 (the
+    # image's version; the same wheels), sless itself not editable; its site-packages is
+    # the image's /opt/sless
+    (cd "$ROOT" && UV_PROJECT_ENVIRONMENT="$I/venv" "$uv" sync --offline --frozen --no-dev --no-editable \
+        --python 3.11 -q) >&2 || die "installing the platform's locked environment failed: $offline"
+    mv "$I/venv/lib/python3.11/site-packages" "$I/site"
+    rm -rf "$I/venv"
     printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
     python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
         --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless

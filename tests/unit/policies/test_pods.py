@@ -222,6 +222,10 @@ def test_secrets_come_from_the_functions_own_secret_as_env_and_read_only_files()
     volume = next(v for v in pod["volumes"] if v["name"] == "secrets")
     assert volume["secret"]["secretName"] == OWN_SECRET
     assert volume["secret"]["items"] == [{"key": "dbpass", "path": "dbpass"}]
+    # mode 0440, group fsGroup = the function's own group: the function can read its files
+    # (without fsGroup they are root's, as the node test found)
+    assert volume["secret"]["defaultMode"] == 0o440
+    assert pod["securityContext"]["fsGroup"] == container["securityContext"]["runAsGroup"]
     checked = check_pod_spec(
         pod, runtime_class="gvisor", require_digest=True, allowed_secret=OWN_SECRET
     )
@@ -230,6 +234,7 @@ def test_secrets_come_from_the_functions_own_secret_as_env_and_read_only_files()
     plain = render()
     assert all("valueFrom" not in e for e in plain["containers"][0]["env"])
     assert all("secret" not in v for v in plain["volumes"])
+    assert "fsGroup" not in plain["securityContext"]
 
 
 @pytest.mark.parametrize(
