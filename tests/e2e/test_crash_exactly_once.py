@@ -30,13 +30,18 @@ from tests.faults.harness import Platform, Tenant, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
+#: each line is one write(2): calls run at once in two workers appending to one log, and
+#: print() writes its pieces separately (the runtime's stdout is unbuffered), so two
+#: calls' words could interleave on one line
 SLEEPY = (
-    "import time\n"
+    "import sys, time\n"
     "def handle(event, context):\n"
     "    tag = event['headers'].get('sless-tick') or context.invocation_id\n"
-    "    print('START', tag, flush=True)\n"
+    "    sys.stdout.write(f'START {{tag}}\\n')\n"
+    "    sys.stdout.flush()\n"
     "    time.sleep({seconds})\n"
-    "    print('END', tag, flush=True)\n"
+    "    sys.stdout.write(f'END {{tag}}\\n')\n"
+    "    sys.stdout.flush()\n"
     "    return {{'ok': True}}\n"
 )
 CALLS = 6
