@@ -253,12 +253,7 @@ class Consumer:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), LAG_INTERVAL_S)
                 if not self._stopping.is_set():
-                    # a passive declare only asks (on the channel itself: aio-pika's robust
-                    # channel answers a passive declare of a queue it knows from memory)
-                    underlay = await channel.get_underlay_channel()
-                    declared = await underlay.queue_declare(self.queue_name, passive=True)
-                    if declared is not None:
-                        self.lag = declared.message_count
+                    await self._probe_lag(channel)
             with contextlib.suppress(Exception):  # the broker may be away: closing cancels
                 await queue.cancel(tag)
             await self._drain()
@@ -266,6 +261,22 @@ class Consumer:
             self.consuming.clear()
             with contextlib.suppress(Exception):
                 await connection.close()
+
+    async def _probe_lag(self, channel: AbstractChannel) -> None:
+        """Ask the broker how many messages wait (a passive declare only asks; on the
+        channel itself: aio-pika's robust channel answers a passive declare of a queue it
+        knows from memory). A failed or slow answer (the broker away or reconnecting) only
+        makes the lag unknown: consuming goes on, and the robust connection recovers."""
+        try:
+            underlay = await channel.get_underlay_channel()
+            declared = await asyncio.wait_for(
+                underlay.queue_declare(self.queue_name, passive=True), LAG_INTERVAL_S
+            )
+        except Exception as e:  # any failure: the figure is unknown, nothing more
+            log.debug("trigger %s: lag probe failed (%s)", self._label, type(e).__name__)
+            self.lag = None
+            return
+        self.lag = declared.message_count if declared is not None else None
 
     async def _drain(self) -> None:
         if self._inflight:

@@ -83,11 +83,14 @@ class Builder:
         self.settings = settings
         self.archive_settings = archive_settings
         self._locks: dict[str, asyncio.Lock] = {}
-        #: how many builds actually ran (not reused); observable by tests and metrics
-        self.builds_run = 0
         #: ``(runtime, result) → (builds, seconds in all)`` of the builds that ran
         #: (``result``: ``succeeded`` or ``failed``), for metrics
         self.durations: dict[tuple[str, str], tuple[int, float]] = {}
+
+    @property
+    def builds_run(self) -> int:
+        """How many builds ran to completion (not reused); observable by tests."""
+        return sum(n for (_, result), (n, _) in self.durations.items() if result == "succeeded")
 
     def path_for(self, runtime: Runtime, sha256: str) -> Build:
         return Build(self.root / f"{runtime.value}-{sha256}")
@@ -107,7 +110,6 @@ class Builder:
                 count, seconds = self.durations.get((runtime.value, result), (0, 0.0))
                 elapsed = time.monotonic() - started
                 self.durations[(runtime.value, result)] = (count + 1, seconds + elapsed)
-            self.builds_run += 1
             return build
 
     async def _build(self, runtime: Runtime, sha256: str, build: Build) -> None:

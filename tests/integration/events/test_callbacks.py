@@ -29,6 +29,8 @@ from tests.support import deploy
 pytestmark = pytest.mark.integration
 
 NS = "sless-acme"
+#: the two ends of the test host's veth pair: the near one in the suite's own network
+#: namespace (sless-tests), the receiver's in the one netns_host makes (tests/netns.py)
 HOST_IP = "10.251.1.1"
 RECEIVER_IP = "10.251.1.2"
 PORT = 18091
