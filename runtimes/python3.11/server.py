@@ -28,42 +28,67 @@ from __future__ import annotations
 import sys
 
 
-def _import_asyncio_without_ssl() -> None:
-    """asyncio imports ssl (OpenSSL: about 1.2 MB of PSS per worker) for TLS that this
-    server never does. Import it with ssl hidden, then give asyncio a stand-in that imports
-    the real module the first time anything in asyncio touches it (a handler making TLS
-    connections with asyncio). The tenant's own ``import ssl`` is unaffected."""
-    if "ssl" in sys.modules:
-        import asyncio  # noqa: F401
+class _OnFirstUse:
+    """A stand-in for a module asyncio imports but this server never needs: the first
+    attribute asked of it imports the real module and hands it to the modules that hold
+    the stand-in (a handler doing TLS through asyncio, a debug repr needing inspect)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._users: tuple = ()
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__"):  # the import system's questions (__spec__...)
+            raise AttributeError(attribute)
+        if sys.modules.get(self._name) is self:
+            del sys.modules[self._name]
+        import importlib
+
+        real = importlib.import_module(self._name)
+        for module in self._users:
+            setattr(module, self._name, real)
+        return getattr(real, attribute)
+
+
+def _import_asyncio_lean() -> None:
+    """Import asyncio without two modules it imports for what this server never does:
+    ssl (OpenSSL: about 1.2 MB of PSS per worker) and inspect (with ast, dis and tokenize:
+    about 1 MB; asyncio asks it only in debug reprs and for odd awaitables). While asyncio
+    imports, ssl is absent (asyncio does without it) and inspect a stand-in; then asyncio's
+    modules get a stand-in for each that imports the real module on first use. The
+    tenant's own ``import ssl`` or ``import inspect`` is unaffected: neither stand-in stays
+    in ``sys.modules``."""
+    if "asyncio" in sys.modules:
         return
-    sys.modules["ssl"] = None  # type: ignore[assignment]
+    users = {
+        "ssl": ("asyncio.base_events", "asyncio.selector_events", "asyncio.sslproto"),
+        "inspect": ("asyncio.coroutines", "asyncio.format_helpers", "asyncio.tasks"),
+    }
+    stand_ins = {name: _OnFirstUse(name) for name in users if name not in sys.modules}
+    if "ssl" in stand_ins:
+        sys.modules["ssl"] = None  # type: ignore[assignment]
+    if "inspect" in stand_ins:
+        sys.modules["inspect"] = stand_ins["inspect"]  # type: ignore[assignment]
     try:
-        import asyncio.base_events
-        import asyncio.selector_events
-        import asyncio.sslproto
+        import asyncio  # noqa: F401
+        import asyncio.sslproto  # noqa: F401
     finally:
-        del sys.modules["ssl"]
-    users = (asyncio.base_events, asyncio.selector_events, asyncio.sslproto)
-
-    class LazySSL:
-        def __getattr__(self, name: str):
-            import ssl
-
-            for module in users:
-                module.ssl = ssl
-            return getattr(ssl, name)
-
-    for module in users:
-        module.ssl = LazySSL()
+        for name in stand_ins:
+            if sys.modules.get(name) in (None, stand_ins[name]):
+                sys.modules.pop(name, None)
+    for name, stand_in in stand_ins.items():
+        stand_in._users = tuple(sys.modules[module] for module in users[name])
+        for module in stand_in._users:
+            setattr(module, name, stand_in)
 
 
-_import_asyncio_without_ssl()
+_import_asyncio_lean()
 
 import asyncio  # noqa: E402
 import concurrent.futures  # noqa: E402
 import contextlib  # noqa: E402
+import functools  # noqa: E402
 import importlib  # noqa: E402
-import inspect  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
@@ -71,6 +96,8 @@ import signal  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
+import types  # noqa: E402
+from collections.abc import Awaitable  # noqa: E402
 from typing import Any  # noqa: E402
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -442,6 +469,28 @@ def json_bytes(value: Any) -> bytes:
         raise HandlerResultError(f"return value is not JSON serializable: {e}") from e
 
 
+#: code flags (inspect's CO_COROUTINE and CO_ITERABLE_COROUTINE)
+_CO_COROUTINE = 0x80
+_CO_ITERABLE_COROUTINE = 0x100
+
+
+def is_coroutine_function(func: Any) -> bool:
+    """inspect.iscoroutinefunction, without importing inspect: an ``async def`` function,
+    also as a bound method or inside functools.partial."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    if isinstance(func, types.MethodType):
+        func = func.__func__
+    return isinstance(func, types.FunctionType) and bool(func.__code__.co_flags & _CO_COROUTINE)
+
+
+def is_awaitable(value: Any) -> bool:
+    """inspect.isawaitable, without importing inspect."""
+    return isinstance(value, Awaitable) or (
+        isinstance(value, types.GeneratorType) and bool(value.gi_code.co_flags & _CO_ITERABLE_COROUTINE)
+    )
+
+
 def log_exception(invocation_id: str, exc: BaseException) -> None:
     lines = "".join(traceback.format_exception(exc)).rstrip("\n").split("\n")
     sys.stderr.write("".join(f"[{invocation_id}] {line}\n" for line in lines))
@@ -452,7 +501,7 @@ class Server:
     def __init__(self, config: Config, func: Any) -> None:
         self.config = config
         self.func = func
-        self.is_async = inspect.iscoroutinefunction(func)
+        self.is_async = is_coroutine_function(func)
         self.slots = asyncio.Semaphore(config.concurrency)
         self.pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=config.concurrency, thread_name_prefix="handler"
@@ -478,7 +527,7 @@ class Server:
                 else:
                     loop = asyncio.get_running_loop()
                     result = await loop.run_in_executor(self.pool, self.func, event, context)
-                    if inspect.isawaitable(result):
+                    if is_awaitable(result):
                         result = await result
                 status, headers, body = make_response(result)
             except Exception as exc:  # noqa: BLE001 - any handler failure is a 500
@@ -575,8 +624,11 @@ async def serve(config: Config, func: Any, sock: socket.socket | None = None) ->
     egress = await start_egress_forwarder(os.environ.get("SLESS_EGRESS_SOCKET"))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    # signal.signal rather than loop.add_signal_handler: the latter asks inspect whether
+    # the callback is a coroutine function, importing inspect (and ast, dis) into every
+    # worker. The handler runs on this thread between bytecodes and wakes the loop.
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        signal.signal(sig, lambda _signum, _frame: loop.call_soon_threadsafe(stop.set))
     async with listener:
         await stop.wait()
     server.pool.shutdown(wait=False, cancel_futures=True)
@@ -659,8 +711,21 @@ def serve_prestarted(socket_path: str) -> int:
                 return 1
             conn.sendall(b"ok\n")
         break
-    asyncio.run(serve(config, func, sock=listener))
+    run_loop(serve(config, func, sock=listener))
     return 0
+
+
+def run_loop(main_coroutine: Any) -> None:
+    """asyncio.run, without the SIGINT handler it installs: serve() sets its own, and the
+    one asyncio.run leaves behind is a partial holding the main task, whose repr (made
+    when signal.signal returns the old handler) imports inspect."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main_coroutine)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 def main(argv: list[str]) -> int:
@@ -678,7 +743,7 @@ def main(argv: list[str]) -> int:
     except LoadError as e:
         print(f"sless: cannot start: {e}", file=sys.stderr, flush=True)
         return 1
-    asyncio.run(serve(config, func))
+    run_loop(serve(config, func))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""The Python runtime server starts without OpenSSL loaded, and a handler that needs TLS
-still gets the real ssl module, in its own imports and inside asyncio."""
+"""The Python runtime server starts and serves without OpenSSL or inspect loaded, and a
+handler that needs either still gets the real module, in its own imports and inside
+asyncio."""
 
 from __future__ import annotations
 
@@ -17,7 +18,23 @@ import sys
 
 def handle(event, context):
     if event["query"].get("step") == "idle":
-        return {"ssl_loaded": "ssl" in sys.modules}
+        return {"ssl_loaded": "ssl" in sys.modules, "inspect_loaded": "inspect" in sys.modules}
+    if event["query"].get("step") == "inspect":
+        import asyncio
+        import asyncio.coroutines
+        import inspect
+
+        async def probe():
+            return 1
+
+        task_repr = asyncio.run(_repr_of_a_task(probe))
+        return {
+            "inspect_loaded": "inspect" in sys.modules,
+            "real": inspect.iscoroutinefunction(probe) and hasattr(inspect, "signature"),
+            "asyncio_sees_it": asyncio.iscoroutinefunction(probe),
+            "coroutines": asyncio.coroutines.inspect is inspect,
+            "task_repr": "probe" in task_repr,
+        }
     import asyncio.base_events
     import asyncio.sslproto
     import ssl
@@ -28,6 +45,15 @@ def handle(event, context):
         "asyncio_sees_it": isinstance(context, asyncio.sslproto.ssl.SSLContext),
         "base_events": asyncio.base_events.ssl is ssl,
     }
+
+
+async def _repr_of_a_task(coroutine_function):
+    import asyncio
+
+    task = asyncio.ensure_future(coroutine_function())
+    text = repr(task)
+    await task
+    return text
 """
 
 
@@ -41,7 +67,7 @@ def _get(path: Path, target: str) -> dict[str, object]:
     return json.loads(data.split(b"\r\n\r\n", 1)[1])  # type: ignore[no-any-return]
 
 
-def test_ssl_is_loaded_only_when_the_handler_needs_it(tmp_path: Path) -> None:
+def test_ssl_and_inspect_are_loaded_only_when_the_handler_needs_them(tmp_path: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
     (code / "handler.py").write_text(HANDLER)
@@ -54,12 +80,24 @@ def test_ssl_is_loaded_only_when_the_handler_needs_it(tmp_path: Path) -> None:
             assert process.poll() is None, "the runtime exited"
             assert time.monotonic() < deadline, "the runtime did not bind its socket"
             time.sleep(0.01)
-        assert _get(sock, "/?step=idle") == {"ssl_loaded": False}
+        idle = {"ssl_loaded": False, "inspect_loaded": False}
+        assert _get(sock, "/?step=idle") == idle
+        assert _get(sock, "/?step=idle") == idle, "serving a call loaded one of them"
+        assert _get(sock, "/?step=inspect") == {
+            "inspect_loaded": True,
+            "real": True,
+            "asyncio_sees_it": True,
+            "coroutines": True,
+            "task_repr": True,
+        }
         assert _get(sock, "/?step=tls") == {
             "ssl_loaded": True,
             "asyncio_sees_it": True,
             "base_events": True,
         }
-    finally:
         process.terminate()
-        process.wait(5)
+        assert process.wait(5) == 0, "SIGTERM did not stop the runtime cleanly"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
