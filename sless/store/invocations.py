@@ -215,6 +215,8 @@ class InvocationRecorder:
         self._queue: collections.deque[InvocationRecord] = collections.deque()
         self._task: asyncio.Task[None] | None = None
         self._has_items = asyncio.Event()
+        #: a whole batch is queued (or stopping): the writer stops gathering at once
+        self._batch_full = asyncio.Event()
         self._stopping = asyncio.Event()
         self.dropped = 0
         self.written = 0
@@ -249,6 +251,8 @@ class InvocationRecorder:
             # never separates a record from its journal line
             self.journal.append(record.journal_line())
         self._has_items.set()
+        if len(self._queue) >= self.batch_size:
+            self._batch_full.set()
 
     async def replay(self) -> int:
         """Write what the journal holds from a previous process (idempotent), then
@@ -287,10 +291,10 @@ class InvocationRecorder:
         while True:
             await self._has_items.wait()
             if not self._stopping.is_set() and len(self._queue) < self.batch_size:
-                # gather a batch for a moment (unless one is there already); stopping
-                # cuts the wait short
+                # gather a batch for a moment; a full batch or stopping cuts it short
+                self._batch_full.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self.flush_interval_s)
+                    await asyncio.wait_for(self._batch_full.wait(), self.flush_interval_s)
             if not await self._write_round():
                 return  # stopping with the database down: the journal keeps the rest
             if not self._queue:
@@ -353,6 +357,7 @@ class InvocationRecorder:
         """Stop the writer after everything queued is written (or, with the database
         down, left in the journal for the next start)."""
         self._stopping.set()
+        self._batch_full.set()
         self._has_items.set()
         if self._task is not None:
             await self._task

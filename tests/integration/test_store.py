@@ -98,6 +98,31 @@ def test_recorder_flushes_everything_on_close(database_url: str) -> None:
     asyncio.run(scenario())
 
 
+def test_recorder_writes_a_full_batch_without_waiting_out_its_interval(database_url: str) -> None:
+    async def scenario() -> None:
+        pool = await create_pool(database_url)
+        try:
+            await migrate(pool)
+            recorder = InvocationRecorder(pool, flush_interval_s=3600.0, batch_size=100)
+            recorder.start()
+            for _ in range(50):
+                recorder.record(_record("f"))
+            await asyncio.sleep(0.1)  # the writer is gathering now, for up to an hour
+            assert recorder.written == 0
+            for _ in range(50):
+                recorder.record(_record("f"))
+            # the batch is full: written at once (the bound is only against a hang)
+            async with asyncio.timeout(30):
+                while recorder.written < 100:
+                    await asyncio.sleep(0.01)
+            assert await pool.fetchval("SELECT count(*) FROM invocations") == 100
+            await recorder.close()
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_recorder_counts_what_it_drops_when_full(database_url: str) -> None:
     async def scenario() -> None:
         pool = await create_pool(database_url)
