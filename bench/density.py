@@ -12,6 +12,11 @@ cases and what differs is only what the gateway holds: 500 functions in its inde
 pools with their keep-alive clients, 100 workers to reap. Semgrep is off: validation is
 not what is measured.
 
+The same two loads also go through nginx in front of the same worker sockets (one
+upstream per function, an exact location per path), in turns with the gateway's runs: how
+much of the growth is the 100 worker processes themselves on the machine's cores, which a
+proxy cannot change, and how much is the gateway's.
+
     uv run python bench/density.py [--runs 3] [--functions 500] [--warm 100]
 """
 
@@ -19,12 +24,14 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
+import socket
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from invoke import wrk
+from invoke import _free_port, start_nginx_routes, wrk
 from platform_process import admin_client, deploy, onboard, started_platform
 from table import Row, note, row
 
@@ -47,10 +54,57 @@ def _paths_script(paths: list[str], directory: Path) -> Path:
     return script
 
 
-def _load(base: str, paths: list[str], runs: int, duration_s: int) -> list[float]:
+def _function_of(path: Path) -> str | None:
+    """The function a worker socket serves (the handler answers its name); None for a
+    generic pre-started worker, which answers nothing."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        try:
+            sock.connect(str(path))
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: worker\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        except OSError:
+            return None
+    if not data.startswith(b"HTTP/1.1 200"):
+        return None
+    return str(json.loads(data.split(b"\r\n\r\n", 1)[1])["function"])
+
+
+def _sockets_by_path(sockets: list[Path], paths: dict[str, str]) -> dict[str, list[Path]]:
+    """The worker sockets of the functions ``paths`` names (function name: its
+    invocation path), by path."""
+    found: dict[str, list[Path]] = {path: [] for path in paths.values()}
+    for sock in sockets:
+        name = _function_of(sock)
+        if name in paths:
+            found[paths[name]].append(sock)
+    missing = [path for path, socks in found.items() if not socks]
+    if missing:
+        raise SystemExit(f"no worker socket answers for {missing[:3]}...")
+    return found
+
+
+def _load(
+    base: str, sockets: dict[str, list[Path]], runs: int, duration_s: int
+) -> tuple[list[float], list[float]]:
+    """p99 of wrk at 16 connections spread over the paths of ``sockets``, ``runs`` times
+    on the gateway and, in turns, on nginx in front of the same worker sockets."""
+    gateway: list[float] = []
+    nginx: list[float] = []
     with tempfile.TemporaryDirectory(prefix="sless-wrk-") as tmp:
-        script = _paths_script(paths, Path(tmp))
-        return [wrk(base, 16, duration_s, script=script)["p99"] for _ in range(runs)]
+        script = _paths_script(list(sockets), Path(tmp))
+        port = _free_port()
+        proxy = start_nginx_routes(sockets, Path(tmp), port)
+        try:
+            for _ in range(runs):
+                gateway.append(wrk(base, 16, duration_s, script=script)["p99"])
+                nginx.append(wrk(f"http://127.0.0.1:{port}", 16, duration_s, script=script)["p99"])
+        finally:
+            proxy.terminate()
+            proxy.wait(10)
+    return gateway, nginx
 
 
 def rows(args: argparse.Namespace) -> list[Row]:
@@ -71,9 +125,13 @@ def rows(args: argparse.Namespace) -> list[Row]:
 
         deploy(*place(0), files, SPEC)
         httpx.get(platform.url + path(0)).raise_for_status()
-        one_p99 = _load(platform.url, [path(0)], args.runs, args.duration)
+        one_sockets = _sockets_by_path(platform.worker_sockets(), {place(0)[2]: path(0)})
+        one_p99, one_nginx = _load(platform.url, one_sockets, args.runs, args.duration)
         one_rss = [platform.rss_mb()]
-        note(f"  1 function: p99 {one_p99} ms, gateway RSS {one_rss[0]:.0f} MB")
+        note(
+            f"  1 function: p99 {one_p99} ms (nginx {one_nginx} ms),"
+            f" gateway RSS {one_rss[0]:.0f} MB"
+        )
 
         started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
@@ -84,13 +142,16 @@ def rows(args: argparse.Namespace) -> list[Row]:
         )
         warm = [path(i) for i in range(args.warm)]
         with httpx.Client(base_url=platform.url, timeout=120) as client:
-            for path in warm:
-                client.get(path).raise_for_status()
-        many_p99 = _load(platform.url, warm, args.runs, args.duration)
+            for target in warm:
+                client.get(target).raise_for_status()
+        many_sockets = _sockets_by_path(
+            platform.worker_sockets(), {place(i)[2]: path(i) for i in range(args.warm)}
+        )
+        many_p99, many_nginx = _load(platform.url, many_sockets, args.runs, args.duration)
         many_rss = [platform.rss_mb()]
         note(
-            f"  {args.functions} functions, {args.warm} warm: p99 {many_p99} ms, "
-            f"gateway RSS {many_rss[0]:.0f} MB"
+            f"  {args.functions} functions, {args.warm} warm: p99 {many_p99} ms"
+            f" (nginx {many_nginx} ms), gateway RSS {many_rss[0]:.0f} MB"
         )
         for client in (*tenants, admin):
             client.close()
@@ -103,6 +164,13 @@ def rows(args: argparse.Namespace) -> list[Row]:
             baseline=one_p99,
             baseline_name="1 function",
             target="ratio <= 1.2",
+        ),
+        row(
+            f"{label}: nginx p99, same workers",
+            many_nginx,
+            "ms",
+            baseline=one_nginx,
+            baseline_name="nginx, 1 function",
         ),
         row(
             f"{label}: gateway RSS",

@@ -83,10 +83,31 @@ def _speaks_http(path: Path) -> bool:
 
 
 def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Popen[bytes]:
+    """nginx on ``port`` proxying every path to ``sockets`` (one keep-alive upstream)."""
+    return start_nginx_routes({"/": sockets}, workdir, port)
+
+
+def start_nginx_routes(
+    routes: dict[str, list[Path]], workdir: Path, port: int
+) -> subprocess.Popen[bytes]:
+    """nginx on ``port`` (one worker process, like the gateway's one process): each
+    location of ``routes`` ("/" for every path, else an exact path) proxies to its own
+    keep-alive upstream of worker sockets."""
     nginx = shutil.which("nginx")
     if nginx is None:
         sys.exit("nginx is not installed (apt-get install nginx-light)")
-    servers = "".join(f"server unix:{path}; " for path in sockets)
+    upstreams = []
+    locations = []
+    for i, (location, sockets) in enumerate(routes.items()):
+        servers = "".join(f"server unix:{path}; " for path in sockets)
+        upstreams.append(
+            f"  upstream w{i} {{ {servers}keepalive 128; keepalive_requests 1000000; }}\n"
+        )
+        match = "" if location == "/" else "= "
+        locations.append(
+            f"    location {match}{location} {{ proxy_pass http://w{i}; proxy_http_version 1.1;\n"
+            '      proxy_set_header Connection ""; }\n'
+        )
     conf = workdir / "nginx.conf"
     conf.write_text(
         "worker_processes 1; pid nginx.pid; error_log stderr error; daemon off;\n"
@@ -96,16 +117,17 @@ def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Pop
         # no cap on requests per keep-alive connection (nginx closes both sides after
         # 1000 by default; the gateway never does)
         "http { access_log off; keepalive_requests 1000000;\n"
-        f"  upstream worker {{ {servers} keepalive 128; keepalive_requests 1000000; }}\n"
-        f"  server {{ listen 127.0.0.1:{port};\n"
-        "    location / { proxy_pass http://worker; proxy_http_version 1.1;\n"
-        '      proxy_set_header Connection ""; } } }\n'
+        + "".join(upstreams)
+        + f"  server {{ listen 127.0.0.1:{port};\n"
+        + "".join(locations)
+        + "  } }\n"
     )
     process = subprocess.Popen([nginx, "-p", str(workdir), "-c", str(conf)])
+    probe = f"http://127.0.0.1:{port}{next(iter(routes))}"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/")
+            httpx.get(probe)
             return process
         except httpx.TransportError:
             time.sleep(0.1)
