@@ -29,13 +29,15 @@ import sys
 
 
 class _OnFirstUse:
-    """A stand-in for a module asyncio imports but this server never needs: the first
+    """A stand-in for a module the stdlib imports but this server never needs: the first
     attribute asked of it imports the real module and hands it to the modules that hold
-    the stand-in (a handler doing TLS through asyncio, a debug repr needing inspect)."""
+    the stand-in (a handler doing TLS through asyncio, a debug repr needing inspect).
+    ``constants`` answer without importing (``logging.DEBUG`` is read at import)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, **constants: object) -> None:
         self._name = name
         self._users: tuple = ()
+        self.__dict__.update(constants)
 
     def __getattr__(self, attribute: str):
         if attribute.startswith("__"):  # the import system's questions (__spec__...)
@@ -50,32 +52,93 @@ class _OnFirstUse:
         return getattr(real, attribute)
 
 
+class _LoggingOnFirstUse(_OnFirstUse):
+    """``logging`` for asyncio and concurrent.futures, which only make their logger at
+    import: the logger is a stand-in too, and logging is imported when it logs a warning
+    or worse. Until something imports logging nothing can have configured it, so a
+    debug or info record would be dropped (the root level is WARNING): those are dropped
+    here without importing it."""
+
+    def getLogger(self, name: str | None = None) -> _LoggerOnFirstUse:  # noqa: N802
+        return _LoggerOnFirstUse(name)
+
+
+class _LoggerOnFirstUse:
+    def __init__(self, name: str | None) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        if attribute in ("debug", "info") and "logging" not in sys.modules:
+            return _drop
+        import logging
+
+        return getattr(logging.getLogger(self._name), attribute)
+
+
+def _drop(*args: object, **kwargs: object) -> None:
+    return None
+
+
+class _AnnotationsOnly:
+    """``typing`` while asyncio imports: asyncio.timeouts and asyncio.staggered use it
+    only in annotations, evaluated at import (``Optional[float]``), and for ``@final``.
+    Each name is a form that any subscript returns; ``final`` leaves the class as is."""
+
+    @staticmethod
+    def final(cls: type) -> type:
+        return cls
+
+    def __getattr__(self, attribute: str) -> _AnnotationsOnly:
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        return self
+
+    def __getitem__(self, item: object) -> _AnnotationsOnly:
+        return self
+
+
 def _import_asyncio_lean() -> None:
-    """Import asyncio without two modules it imports for what this server never does:
-    ssl (OpenSSL: about 1.2 MB of PSS per worker) and inspect (with ast, dis and tokenize:
-    about 1 MB; asyncio asks it only in debug reprs and for odd awaitables). While asyncio
-    imports, ssl is absent (asyncio does without it) and inspect a stand-in; then asyncio's
-    modules get a stand-in for each that imports the real module on first use. The
-    tenant's own ``import ssl`` or ``import inspect`` is unaffected: neither stand-in stays
-    in ``sys.modules``."""
+    """Import asyncio (and urllib.parse) without the modules they import for what this
+    server never does (PSS per idle worker, measured by bench/memory.py):
+    - ssl (OpenSSL, about 1.2 MB): absent while asyncio imports (asyncio does without);
+    - inspect (with ast, dis and tokenize, about 1 MB): asyncio asks it only in debug
+      reprs and for odd awaitables;
+    - logging (about 0.5 MB with string): asyncio and concurrent.futures log only
+      failures, and their debug lines go nowhere until logging is configured;
+    - typing (about 0.5 MB): annotations of asyncio.timeouts and asyncio.staggered;
+    - ipaddress (about 0.4 MB): urllib.parse checks ``[...]`` hosts with it.
+    Afterwards the modules that imported each get a stand-in that imports the real module
+    on first use. The tenant's own ``import ssl`` (or inspect, logging...) is unaffected:
+    no stand-in stays in ``sys.modules``. What asyncio.timeouts' annotations say stays
+    the import-time form (``typing.get_type_hints`` of asyncio.timeout is not real)."""
     if "asyncio" in sys.modules:
         return
     users = {
         "ssl": ("asyncio.base_events", "asyncio.selector_events", "asyncio.sslproto"),
         "inspect": ("asyncio.coroutines", "asyncio.format_helpers", "asyncio.tasks"),
+        "logging": ("asyncio.futures", "asyncio.log", "concurrent.futures._base"),
+        "typing": ("asyncio.staggered",),
+        "ipaddress": ("urllib.parse",),
     }
     stand_ins = {name: _OnFirstUse(name) for name in users if name not in sys.modules}
-    if "ssl" in stand_ins:
-        sys.modules["ssl"] = None  # type: ignore[assignment]
-    if "inspect" in stand_ins:
-        sys.modules["inspect"] = stand_ins["inspect"]  # type: ignore[assignment]
+    if "logging" in stand_ins:
+        stand_ins["logging"] = _LoggingOnFirstUse("logging", DEBUG=10)
+    while_importing: dict[str, object] = {**stand_ins, "ssl": None}
+    if "typing" in stand_ins:
+        while_importing["typing"] = _AnnotationsOnly()
+    for name in stand_ins:
+        sys.modules[name] = while_importing[name]  # type: ignore[assignment]
     try:
         import asyncio  # noqa: F401
         import asyncio.sslproto  # noqa: F401
+        import concurrent.futures  # noqa: F401
+        import urllib.parse  # noqa: F401
     finally:
         for name in stand_ins:
-            if sys.modules.get(name) in (None, stand_ins[name]):
-                sys.modules.pop(name, None)
+            if name in sys.modules and sys.modules[name] is while_importing[name]:
+                del sys.modules[name]
     for name, stand_in in stand_ins.items():
         stand_in._users = tuple(sys.modules[module] for module in users[name])
         for module in stand_in._users:
@@ -98,8 +161,9 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 import types  # noqa: E402
 from collections.abc import Awaitable  # noqa: E402
-from typing import Any  # noqa: E402
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit  # noqa: E402
+
+Any = object  # in annotations only (from __future__): typing stays unloaded
 
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 32 * 1024 * 1024

@@ -1,6 +1,6 @@
-"""The Python runtime server starts and serves without OpenSSL or inspect loaded, and a
-handler that needs either still gets the real module, in its own imports and inside
-asyncio."""
+"""The Python runtime server starts and serves without OpenSSL, inspect, logging, typing
+or ipaddress loaded, and a handler that needs one still gets the real module, in its own
+imports and inside asyncio (and urllib.parse)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,41 @@ from tests.unit.runtimes.harness import base_env, runtime_argv
 HANDLER = """
 import sys
 
+LEAN = ("ssl", "inspect", "logging", "typing", "ipaddress")
+
 
 def handle(event, context):
     if event["query"].get("step") == "idle":
-        return {"ssl_loaded": "ssl" in sys.modules, "inspect_loaded": "inspect" in sys.modules}
+        return {name: name in sys.modules for name in LEAN}
+    if event["query"].get("step") == "logging":
+        import asyncio
+        import asyncio.log
+        import logging
+        import typing
+        import urllib.parse
+
+        seen = []
+
+        class Keep(logging.Handler):
+            def emit(self, record):
+                seen.append((record.name, record.levelname, record.getMessage()))
+
+        logging.getLogger("asyncio").addHandler(Keep())
+        logging.getLogger("asyncio").setLevel(logging.DEBUG)
+        asyncio.log.logger.debug("debug %s", 1)
+        asyncio.log.logger.warning("warned %s", 2)
+        logged = list(seen)
+
+        async def timed():
+            async with asyncio.timeout(5):
+                return typing.get_type_hints(lambda: None)
+
+        return {
+            "seen": logged,
+            "typing_real": typing.Optional[int] == typing.Union[int, None],
+            "timeout_works": asyncio.run(timed()) == {},
+            "bracketed_host": urllib.parse.urlsplit("http://[::1]:8/x").hostname,
+        }
     if event["query"].get("step") == "inspect":
         import asyncio
         import asyncio.coroutines
@@ -67,7 +98,7 @@ def _get(path: Path, target: str) -> dict[str, object]:
     return json.loads(data.split(b"\r\n\r\n", 1)[1])  # type: ignore[no-any-return]
 
 
-def test_ssl_and_inspect_are_loaded_only_when_the_handler_needs_them(tmp_path: Path) -> None:
+def test_lean_modules_are_loaded_only_when_the_handler_needs_them(tmp_path: Path) -> None:
     code = tmp_path / "code"
     code.mkdir()
     (code / "handler.py").write_text(HANDLER)
@@ -80,9 +111,15 @@ def test_ssl_and_inspect_are_loaded_only_when_the_handler_needs_them(tmp_path: P
             assert process.poll() is None, "the runtime exited"
             assert time.monotonic() < deadline, "the runtime did not bind its socket"
             time.sleep(0.01)
-        idle = {"ssl_loaded": False, "inspect_loaded": False}
+        idle = dict.fromkeys(("ssl", "inspect", "logging", "typing", "ipaddress"), False)
         assert _get(sock, "/?step=idle") == idle
         assert _get(sock, "/?step=idle") == idle, "serving a call loaded one of them"
+        assert _get(sock, "/?step=logging") == {
+            "seen": [["asyncio", "DEBUG", "debug 1"], ["asyncio", "WARNING", "warned 2"]],
+            "typing_real": True,
+            "timeout_works": True,
+            "bracketed_host": "::1",
+        }
         assert _get(sock, "/?step=inspect") == {
             "inspect_loaded": True,
             "real": True,
