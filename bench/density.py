@@ -25,14 +25,13 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import socket
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from invoke import _free_port, start_nginx_routes, wrk
-from platform_process import admin_client, deploy, onboard, started_platform
+from invoke import ask_worker, start_nginx_routes, wrk
+from platform_process import admin_client, deploy, free_port, onboard, started_platform
 from table import Row, note, row
 
 HANDLER = "def handle(event, context):\n    return {'function': context.function}\n"
@@ -56,20 +55,9 @@ def _paths_script(paths: list[str], directory: Path) -> Path:
 
 def _function_of(path: Path) -> str | None:
     """The function a worker socket serves (the handler answers its name); None for a
-    generic pre-started worker, which answers nothing."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(1.0)
-        try:
-            sock.connect(str(path))
-            sock.sendall(b"GET / HTTP/1.1\r\nHost: worker\r\nConnection: close\r\n\r\n")
-            data = b""
-            while chunk := sock.recv(65536):
-                data += chunk
-        except OSError:
-            return None
-    if not data.startswith(b"HTTP/1.1 200"):
-        return None
-    return str(json.loads(data.split(b"\r\n\r\n", 1)[1])["function"])
+    generic pre-started worker."""
+    body = ask_worker(path)
+    return None if body is None else str(json.loads(body)["function"])
 
 
 def _sockets_by_path(sockets: list[Path], paths: dict[str, str]) -> dict[str, list[Path]]:
@@ -95,7 +83,7 @@ def _load(
     nginx: list[float] = []
     with tempfile.TemporaryDirectory(prefix="sless-wrk-") as tmp:
         script = _paths_script(list(sockets), Path(tmp))
-        port = _free_port()
+        port = free_port()
         proxy = start_nginx_routes(sockets, Path(tmp), port)
         try:
             for _ in range(runs):

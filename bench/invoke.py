@@ -37,11 +37,11 @@ import time
 from pathlib import Path
 
 import httpx
-from platform_process import ROOT, admin_client, deploy, onboard, started_platform
+from platform_process import ROOT, admin_client, deploy, free_port, onboard, started_platform
 from table import Row, median, note, row
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-_REQUEST = b"GET / HTTP/1.1\r\nHost: worker\r\n\r\n"
+_REQUEST = b"GET / HTTP/1.1\r\nHost: worker\r\nConnection: close\r\n\r\n"
 
 
 def wrk(
@@ -69,17 +69,23 @@ def wrk(
     return figures
 
 
-def _speaks_http(path: Path) -> bool:
-    """A specialized or directly started worker answers HTTP; a generic one waits for its
-    specialization and answers nothing (it drops what it cannot parse)."""
+def ask_worker(path: Path) -> bytes | None:
+    """The body of a worker socket's 200 answer to ``GET /``; None for a generic
+    pre-started worker, which waits for its specialization and answers nothing (it drops
+    what it cannot parse)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(1.0)
         try:
             sock.connect(str(path))
             sock.sendall(_REQUEST)
-            return sock.recv(12).startswith(b"HTTP/1.1 200")
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
         except OSError:
-            return False
+            return None
+    if not data.startswith(b"HTTP/1.1 200"):
+        return None
+    return data.split(b"\r\n\r\n", 1)[1]
 
 
 def start_nginx(sockets: list[Path], workdir: Path, port: int) -> subprocess.Popen[bytes]:
@@ -200,9 +206,9 @@ def measure(
         deploy(tenant, "sless-bench", "hello", code, {"concurrency": 16})
         url = f"{platform.url}/fn/sless-bench/hello"
         wrk(url, max(connections), 5)
-        sockets = [p for p in platform.worker_sockets() if _speaks_http(p)]
+        sockets = [p for p in platform.worker_sockets() if ask_worker(p) is not None]
         note(f"  {len(sockets)} worker sockets of the function; nginx gets all of them")
-        port = _free_port()
+        port = free_port()
         binary = build_loadgen(Path(work))
         nginx = start_nginx(sockets, Path(work), port)
         try:
@@ -226,12 +232,6 @@ def measure(
         tenant.close()
         admin.close()
     return figures
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def rows(args: argparse.Namespace) -> list[Row]:

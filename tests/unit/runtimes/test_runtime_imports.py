@@ -12,10 +12,11 @@ from pathlib import Path
 
 from tests.unit.runtimes.harness import base_env, runtime_argv
 
-HANDLER = """
-import sys
-
+#: what the server must not load until a handler needs it
 LEAN = ("ssl", "inspect", "logging", "typing", "ipaddress")
+
+HANDLER = f"LEAN = {LEAN!r}\n" + """
+import sys
 
 
 def handle(event, context):
@@ -111,7 +112,7 @@ def test_lean_modules_are_loaded_only_when_the_handler_needs_them(tmp_path: Path
             assert process.poll() is None, "the runtime exited"
             assert time.monotonic() < deadline, "the runtime did not bind its socket"
             time.sleep(0.01)
-        idle = dict.fromkeys(("ssl", "inspect", "logging", "typing", "ipaddress"), False)
+        idle = dict.fromkeys(LEAN, False)
         assert _get(sock, "/?step=idle") == idle
         assert _get(sock, "/?step=idle") == idle, "serving a call loaded one of them"
         assert _get(sock, "/?step=logging") == {
