@@ -122,12 +122,34 @@ kaniko_stamp() {  # gover
     echo "name=kaniko/executor kaniko=$KANIKO_VERSION go=$1 src=$(cat "$MODDIR/node/kaniko/go.mod" "$MODDIR/node/kaniko/go.sum" | sha256sum | cut -c1-16)"
 }
 
+# What building and running the node needs from Debian: runc's compiler and libseccomp
+# headers, the image root filesystems (mmdebstrap), kube-router's and kube-proxy's
+# iptables/ipset. Installed with apt-get when missing (as root, or through sudo), so that a
+# fresh machine builds the node with no step of its own.
+node_packages() {
+    local missing=()
+    command -v gcc >/dev/null || missing+=(gcc)
+    [[ -f /usr/include/seccomp.h ]] || missing+=(libseccomp-dev)
+    command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+    command -v iptables >/dev/null || missing+=(iptables)
+    command -v ipset >/dev/null || missing+=(ipset)
+    ((${#missing[@]})) || return 0
+    local sudo=()
+    if [[ $(id -u) != 0 ]]; then
+        command -v sudo >/dev/null || die "the node needs ${missing[*]}: install them (apt-get install ${missing[*]})"
+        sudo=(sudo)
+    fi
+    log "installing ${missing[*]} with apt-get (the node's build and run needs)"
+    "${sudo[@]}" apt-get update -qq || die "apt-get update failed"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+        die "apt-get install ${missing[*]} failed"
+}
+
 node_build() {
     local gover name pkg cgo tags
     GO=$(find_go); gover=$("$GO" env GOVERSION)
     mkdir -p "$BIN/cni"
-    command -v gcc >/dev/null || die "gcc is required to build runc (apt-get install gcc)"
-    [[ -f /usr/include/seccomp.h ]] || die "libseccomp-dev is required to build runc (apt-get install libseccomp-dev)"
+    node_packages
     for name in $(node_k8s_binaries); do
         node_build_one "$name" "$(stamp_for "$name" "$gover")" node_k8s_build "$name"
     done
