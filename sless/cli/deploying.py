@@ -2,7 +2,10 @@
 versions.
 
 ``deploy`` packs the directory reproducibly (``pack_directory``, also what ``sless
-validate`` checks), uploads it as a new version and waits until it is Ready.
+validate`` checks), uploads it as a new version and waits until it is Ready. Its exit
+status says whether the code runs: 0 Ready, 1 an error (a failed build...), 3 held for
+the provider's review (it does not run until approved), 4 rejected (by validation or by
+the review). ``rollback`` waits the same way and exits the same.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ _SKIP_DIRS = {
     ".pytest_cache",
 }
 _TERMINAL_PHASES = {"Ready", "Failed", "Rejected"}
+#: exit status of ``deploy``/``rollback``: the code is held for the provider's review
+EXIT_HELD = 3
+#: exit status of ``deploy``/``rollback``: the code was rejected (validation or review)
+EXIT_REJECTED = 4
 
 
 def pack_directory(directory: Path) -> bytes:
@@ -132,7 +139,15 @@ def deploy(
     """Create or update function NAME from DIRECTORY and upload its code: a new version.
 
     With --traffic N the new version gets N % of the calls and the version that was
-    current the rest (promote it later with `sless traffic`, or `sless rollback`)."""
+    current the rest (promote it later with `sless traffic`, or `sless rollback`).
+
+    \b
+    Exit status:
+      0  the function is Ready and serves the new version
+      1  an error (the build failed, a bad option, the API refused the spec...)
+      3  the code is held for the provider's review: it does not run until approved
+         (a previous allowed version, if any, keeps serving)
+      4  the code was rejected, by validation or by the provider's review"""
     client = make_client(url, token)
     spec: dict[str, Any] = {"runtime": runtime or _detect_runtime(directory)}
     for key, value in (
@@ -171,6 +186,8 @@ def deploy(
         error = response.json()["error"]
         if isinstance(error["details"], dict) and "verdict" in error["details"]:
             print_report(error["details"])
+            click.echo(f"Error: {error['message']}", err=True)
+            raise SystemExit(EXIT_REJECTED)
         raise click.ClickException(error["message"])
     if response.status_code >= 400:
         from sless.cli.client import error_message
@@ -183,22 +200,31 @@ def deploy(
         err=True,
     )
     if not wait:
+        if result["phase"] in ("Validating", "Rejected"):
+            _report_ready(name, client.call("GET", path))
         return
     _report_ready(name, _wait_for(client, path, wait_timeout))
 
 
 def _report_ready(name: str, function: dict[str, Any]) -> None:
+    """Say what serves; exit ``EXIT_HELD``/``EXIT_REJECTED`` when the code does not run."""
     phase = function["status"]["phase"]
-    if phase == "Ready":
-        click.echo(f"{name} is Ready: {function['url']}")
-    elif phase == "Validating":
-        click.echo(f"{name} is held for review by the provider before it runs")
-    else:
-        raise click.ClickException(f"{name} is {phase}: {function['status']['message']}")
     split = function["spec"].get("traffic") or []
-    if split:
+    if split and phase == "Ready":
         shares = ", ".join(f"{t['version']} {t['percent']}%" for t in split)
         click.echo(f"traffic: {shares}")
+    if phase == "Ready":
+        click.echo(f"{name} is Ready: {function['url']}")
+        return
+    serving = function["status"].get("version")
+    still = f"; {serving} keeps serving" if serving else ""
+    if phase == "Validating":
+        click.echo(f"{name} is held for review by the provider before it runs{still}")
+        raise SystemExit(EXIT_HELD)
+    if phase == "Rejected":
+        click.echo(f"{name} is Rejected: {function['status']['message']}{still}", err=True)
+        raise SystemExit(EXIT_REJECTED)
+    raise click.ClickException(f"{name} is {phase}: {function['status']['message']}")
 
 
 @click.command()

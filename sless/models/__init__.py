@@ -11,6 +11,7 @@ carry). Import them from here.
 
 from __future__ import annotations
 
+from sless.models.admission import HELD_MESSAGE, Refusal, may_serve, refusals, wanted_versions
 from sless.models.functions import (
     MAX_CALLBACK_URL_LENGTH,
     MAX_FUNCTION_SECRETS,
@@ -50,6 +51,11 @@ from sless.models.resources import Condition, FunctionCRStatus, TenantSpec, Tena
 from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec, TriggerStatus
 
 __all__ = [
+    "HELD_MESSAGE",
+    "Refusal",
+    "may_serve",
+    "refusals",
+    "wanted_versions",
     "MAX_CALLBACK_URL_LENGTH",
     "MAX_FUNCTION_SECRETS",
     "MAX_NAME_LENGTH",

@@ -1,5 +1,6 @@
 """Persistence: PostgreSQL repositories (asyncpg), migrations and code blob stores."""
 
+from sless.store.admission import CodeGate
 from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
 from sless.store.crypto import SecretCipher, SecretKeyError, UndecryptableSecret, cipher_for
@@ -27,6 +28,7 @@ from sless.store.triggers import ClaimedTick, TriggerRecord, TriggerRepository
 from sless.store.versions import VersionRepository
 
 __all__ = [
+    "CodeGate",
     "INTERRUPTED",
     "NOTIFY_CHANNEL",
     "TRANSIENT_DB_ERRORS",

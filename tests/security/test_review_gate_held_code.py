@@ -200,7 +200,7 @@ def test_events_never_call_held_code(
 
     def calls() -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = acme.get(
-            f"{ns}/invocations", params={"function": "ev"}
+            f"{ns}/invocations", params={"function": "ev", "limit": 1000}
         ).json()["invocations"]
         return rows
 
@@ -208,14 +208,15 @@ def test_events_never_call_held_code(
         triggers = {str(row.get("trigger")) for row in calls()}
         return any("tick" in t for t in triggers) and any("consume" in t for t in triggers)
 
-    assert wait_for("cron and RabbitMQ tried to call the function", each_source_tried, 120)
+    assert wait_for("cron and RabbitMQ tried to call the function", each_source_tried, 60)
+    # the job runner looked at the function and waits for code that may serve
     job = wait_for(
-        "the job run ended",
-        lambda: acme.get(f"{ns}/jobs/once").json()["status"]["phase"] in ("Succeeded", "Failed"),
-        120,
+        "the job runner decided",
+        lambda: acme.get(f"{ns}/jobs/once").json()["status"]["phase"] != "Pending",
+        60,
     )
     assert job
-    assert acme.get(f"{ns}/jobs/once").json()["status"]["phase"] == "Failed"
+    assert acme.get(f"{ns}/jobs/once").json()["status"]["phase"] == "Waiting"
     for row in calls():
         assert row["status"] >= 500, row
         assert "held-code" not in str(row)
