@@ -88,7 +88,9 @@ async def version_for_put(
         current = await platform.versions.get(ns, name, code.version)
     except NotFound:
         # never written so; a version of unknown code must not be made "allowed" here
-        raise Conflict(f"the current version of {name!r} is not recorded: upload the code again")
+        raise Conflict(
+            f"the current version of {name!r} is not recorded: upload the code again"
+        ) from None
     version = await platform.versions.next_version(ns, name)
     desired = spec.model_copy(update={"code": code.model_copy(update={"version": version})})
     await platform.versions.create(

@@ -52,10 +52,6 @@ from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec
 
 __all__ = [
     "HELD_MESSAGE",
-    "Refusal",
-    "may_serve",
-    "refusals",
-    "wanted_versions",
     "MAX_CALLBACK_URL_LENGTH",
     "MAX_FUNCTION_SECRETS",
     "MAX_NAME_LENGTH",
@@ -78,6 +74,7 @@ __all__ = [
     "Name",
     "Phase",
     "RabbitMQSource",
+    "Refusal",
     "Runtime",
     "SecretRef",
     "TenantName",
@@ -96,7 +93,10 @@ __all__ = [
     "check_version_name",
     "is_dns1123_label",
     "is_version_name",
+    "may_serve",
     "namespace_for",
+    "refusals",
     "tenant_of",
     "version_number",
+    "wanted_versions",
 ]

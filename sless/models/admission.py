@@ -71,9 +71,7 @@ def wanted_versions(spec: FunctionSpec) -> list[str | None]:
     return list(spec.routed_versions())
 
 
-def refusals(
-    versions: list[str | None], states: Mapping[str, VersionState]
-) -> list[Refusal]:
+def refusals(versions: list[str | None], states: Mapping[str, VersionState]) -> list[Refusal]:
     """The ``versions`` that may not serve, in order, given the known ``states``."""
     out = []
     for version in versions:

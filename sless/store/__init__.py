@@ -28,7 +28,6 @@ from sless.store.triggers import ClaimedTick, TriggerRecord, TriggerRepository
 from sless.store.versions import VersionRepository
 
 __all__ = [
-    "CodeGate",
     "INTERRUPTED",
     "NOTIFY_CHANNEL",
     "TRANSIENT_DB_ERRORS",
@@ -36,6 +35,7 @@ __all__ = [
     "AuditRepository",
     "BlobStore",
     "ClaimedTick",
+    "CodeGate",
     "DataDirInUse",
     "Decision",
     "EmbeddedPostgres",

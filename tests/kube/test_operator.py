@@ -846,7 +846,8 @@ def test_a_traffic_split_gives_each_version_its_own_deployment(
     one = {**upload(s3, op_settings, {**HANDLER, "v.txt": "1"}), "version": "v1"}
     v1 = FunctionSpec.model_validate({"env": {"V": "1"}, "code": one}).model_dump(mode="json")
     kube.create("functions", ns, name, v1)
-    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+    # as the gateway does: the versions its code gate lets serve, before the operator builds
+    kube.patch_status("functions", ns, name, {"phase": "Pending", "allowedVersions": ["v1"]})
     job_one = labels.build_job_name(ns, name, one["sha256"])
     wait_for(
         "build 1", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_one, BUILDS))
@@ -863,6 +864,7 @@ def test_a_traffic_split_gives_each_version_its_own_deployment(
             "traffic": [{"version": "v1", "percent": 90}, {"version": "v2", "percent": 10}],
         }
     ).model_dump(mode="json")
+    kube.patch_status("functions", ns, name, {"allowedVersions": ["v1", "v2"]})
     kube.patch_spec("functions", ns, name, {**v2, "revisions": {"v1": v1}})
     kube.patch_status("functions", ns, name, {"phase": "Pending"})
     job_two = labels.build_job_name(ns, name, two["sha256"])

@@ -52,13 +52,13 @@ from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
+    CodeGate,
     FunctionRecord,
     FunctionRepository,
     JobRepository,
     QueueRepository,
     SecretRepository,
     TriggerRepository,
-    CodeGate,
     VersionRepository,
     cipher_for,
 )
@@ -332,7 +332,9 @@ class LocalBackend(TriggerTables, VersionPools):
         # never puts held or rejected code back to Pending (the reconciler asks again)
         refused = await self.gate.refused_spec(namespace, name, spec)
         phase, message = (refused[0].phase, refused[0].message) if refused else (Phase.PENDING, "")
-        record = await self.functions.upsert_spec(namespace, name, spec, phase=phase, message=message)
+        record = await self.functions.upsert_spec(
+            namespace, name, spec, phase=phase, message=message
+        )
         return record.function
 
     async def get_function(self, namespace: str, name: str) -> Function:

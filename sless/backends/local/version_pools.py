@@ -4,9 +4,10 @@ serves a call.
 A mixin of ``LocalBackend``. The current version of the serving spec has its pool; each
 other version its traffic split names has one too (its spec from the versions table,
 builds cached by sha256). No pool ever starts for a version the code gate refuses (held,
-rejected, not recorded): ``_start_pool`` asks it, whoever calls it. A changed version swaps
-pools once the new one is warm (a first pool serves at once); a traffic target that becomes the current version (a rollback) is
-adopted without a cold start, and a pool no longer routed to drains in the background.
+rejected, not recorded): ``_start_pool`` asks it, whoever calls it. A changed version
+swaps pools once the new one is warm (a first pool serves at once); a traffic target that
+becomes the current version (a rollback) is adopted without a cold start, and a pool no
+longer routed to drains in the background.
 The invoke path reads these pools from memory only.
 """
 
