@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from sless.cli.client import Client, make_client
+from sless.cli.client import Client, error_message, make_client
 from sless.cli.options import token_option, url_option
 
 #: never packed into an upload
@@ -138,15 +138,11 @@ def deploy(
 ) -> None:
     """Create or update function NAME from DIRECTORY and upload its code: a new version.
 
-    With --traffic N the new version gets N % of the calls and the version that was
-    current the rest (promote it later with `sless traffic`, or `sless rollback`).
+    With --traffic N the new version gets N % of the calls, the previous one the rest.
 
     \b
-    Exit status:
-      0  the function is Ready and serves the new version
-      1  an error (the build failed, a bad option, the API refused the spec...)
-      3  the code is held for the provider's review: it does not run until approved
-         (a previous allowed version, if any, keeps serving)
+    Exit status: 0 Ready, 1 an error (e.g. a failed build),
+      3  the code is held for the provider's review (it does not run until approved),
       4  the code was rejected, by validation or by the provider's review"""
     client = make_client(url, token)
     spec: dict[str, Any] = {"runtime": runtime or _detect_runtime(directory)}
@@ -190,8 +186,6 @@ def deploy(
             raise SystemExit(EXIT_REJECTED)
         raise click.ClickException(error["message"])
     if response.status_code >= 400:
-        from sless.cli.client import error_message
-
         raise click.ClickException(error_message(response))
     result = response.json()
     click.echo(
@@ -199,11 +193,8 @@ def deploy(
         f" phase {result['phase']}",
         err=True,
     )
-    if not wait:
-        if result["phase"] in ("Validating", "Rejected"):
-            _report_ready(name, client.call("GET", path))
-        return
-    _report_ready(name, _wait_for(client, path, wait_timeout))
+    if wait or result["phase"] in ("Validating", "Rejected"):
+        _report_ready(name, _wait_for(client, path, wait_timeout))
 
 
 def _report_ready(name: str, function: dict[str, Any]) -> None:

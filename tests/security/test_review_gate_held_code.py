@@ -336,4 +336,4 @@ def test_sless_deploy_exits_non_zero_when_held_or_rejected(
     help_text = subprocess.run(
         [command, "deploy", "--help"], env=env, capture_output=True, text=True, timeout=60
     ).stdout
-    assert "3  the code is held" in help_text
+    assert "3  the code is held for the provider" in help_text
