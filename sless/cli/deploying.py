@@ -2,7 +2,10 @@
 versions.
 
 ``deploy`` packs the directory reproducibly (``pack_directory``, also what ``sless
-validate`` checks), uploads it as a new version and waits until it is Ready.
+validate`` checks), uploads it as a new version and waits until it is Ready. Its exit
+status says whether the code runs: 0 Ready, 1 an error (a failed build...), 3 held for
+the provider's review (it does not run until approved), 4 rejected (by validation or by
+the review). ``rollback`` waits the same way and exits the same.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 import click
 
-from sless.cli.client import Client, make_client
+from sless.cli.client import Client, error_message, make_client
 from sless.cli.options import token_option, url_option
 
 #: never packed into an upload
@@ -30,6 +33,10 @@ _SKIP_DIRS = {
     ".pytest_cache",
 }
 _TERMINAL_PHASES = {"Ready", "Failed", "Rejected"}
+#: exit status of ``deploy``/``rollback``: the code is held for the provider's review
+EXIT_HELD = 3
+#: exit status of ``deploy``/``rollback``: the code was rejected (validation or review)
+EXIT_REJECTED = 4
 
 
 def pack_directory(directory: Path) -> bytes:
@@ -131,8 +138,12 @@ def deploy(
 ) -> None:
     """Create or update function NAME from DIRECTORY and upload its code: a new version.
 
-    With --traffic N the new version gets N % of the calls and the version that was
-    current the rest (promote it later with `sless traffic`, or `sless rollback`)."""
+    With --traffic N the new version gets N % of the calls, the previous one the rest.
+
+    \b
+    Exit status: 0 Ready, 1 an error (e.g. a failed build),
+      3  the code is held for the provider's review (it does not run until approved),
+      4  the code was rejected, by validation or by the provider's review"""
     client = make_client(url, token)
     spec: dict[str, Any] = {"runtime": runtime or _detect_runtime(directory)}
     for key, value in (
@@ -171,10 +182,10 @@ def deploy(
         error = response.json()["error"]
         if isinstance(error["details"], dict) and "verdict" in error["details"]:
             print_report(error["details"])
+            click.echo(f"Error: {error['message']}", err=True)
+            raise SystemExit(EXIT_REJECTED)
         raise click.ClickException(error["message"])
     if response.status_code >= 400:
-        from sless.cli.client import error_message
-
         raise click.ClickException(error_message(response))
     result = response.json()
     click.echo(
@@ -182,23 +193,29 @@ def deploy(
         f" phase {result['phase']}",
         err=True,
     )
-    if not wait:
-        return
-    _report_ready(name, _wait_for(client, path, wait_timeout))
+    if wait or result["phase"] in ("Validating", "Rejected"):
+        _report_ready(name, _wait_for(client, path, wait_timeout))
 
 
 def _report_ready(name: str, function: dict[str, Any]) -> None:
+    """Say what serves; exit ``EXIT_HELD``/``EXIT_REJECTED`` when the code does not run."""
     phase = function["status"]["phase"]
-    if phase == "Ready":
-        click.echo(f"{name} is Ready: {function['url']}")
-    elif phase == "Validating":
-        click.echo(f"{name} is held for review by the provider before it runs")
-    else:
-        raise click.ClickException(f"{name} is {phase}: {function['status']['message']}")
     split = function["spec"].get("traffic") or []
-    if split:
+    if split and phase == "Ready":
         shares = ", ".join(f"{t['version']} {t['percent']}%" for t in split)
         click.echo(f"traffic: {shares}")
+    if phase == "Ready":
+        click.echo(f"{name} is Ready: {function['url']}")
+        return
+    serving = function["status"].get("version")
+    still = f"; {serving} keeps serving" if serving else ""
+    if phase == "Validating":
+        click.echo(f"{name} is held for review by the provider before it runs{still}")
+        raise SystemExit(EXIT_HELD)
+    if phase == "Rejected":
+        click.echo(f"{name} is Rejected: {function['status']['message']}{still}", err=True)
+        raise SystemExit(EXIT_REJECTED)
+    raise click.ClickException(f"{name} is {phase}: {function['status']['message']}")
 
 
 @click.command()

@@ -19,19 +19,13 @@ function refers to any more is then deleted (``collect_code``).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Sequence
 
-from sless.errors import Invalid, NotFound
+from sless.errors import Conflict, Invalid, NotFound
 from sless.gateway.platform import Platform
-from sless.models import (
-    Function,
-    FunctionSpec,
-    FunctionVersion,
-    TrafficTarget,
-    VersionState,
-)
+from sless.models import Function, FunctionSpec, TrafficTarget, VersionState
+from sless.store import CodeGate
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
@@ -50,17 +44,15 @@ def state_of(verdict_held: bool) -> VersionState:
     return VersionState.HELD if verdict_held else VersionState.ALLOWED
 
 
+def gate(platform: Platform) -> CodeGate:
+    """The one decision of which code may serve (``sless.store.CodeGate``)."""
+    return CodeGate(platform.versions)
+
+
 async def servable(platform: Platform, ns: str, name: str, versions: Sequence[str]) -> None:
-    """422 unless every version exists and may serve."""
-    if not versions:
-        return
-    found = await platform.versions.find_many(ns, name, list(versions))
-    for version in versions:
-        record = found.get(version)
-        if record is None:
-            raise Invalid(f"function {name!r} has no version {version}")
-        if record.state is not VersionState.ALLOWED:
-            raise Invalid(f"version {version} of {name!r} cannot serve: it is {record.state.value}")
+    """422 unless every version exists and may serve (the code gate decides)."""
+    if versions:
+        await gate(platform).require(ns, name, versions)
 
 
 async def check_traffic(
@@ -92,9 +84,13 @@ async def version_for_put(
         # nothing that runs changed (a traffic change, or the same spec again); code from
         # before versions keeps no history until its next upload
         return desired
-    current: FunctionVersion | None = None
-    with contextlib.suppress(NotFound):
+    try:
         current = await platform.versions.get(ns, name, code.version)
+    except NotFound:
+        # never written so; a version of unknown code must not be made "allowed" here
+        raise Conflict(
+            f"the current version of {name!r} is not recorded: upload the code again"
+        ) from None
     version = await platform.versions.next_version(ns, name)
     desired = spec.model_copy(update={"code": code.model_copy(update={"version": version})})
     await platform.versions.create(
@@ -102,8 +98,10 @@ async def version_for_put(
         name,
         version,
         desired,
-        validation=current.validation if current else existing.status.validation,
-        state=current.state if current else VersionState.ALLOWED,
+        # the same code as the current version: its review state too (a held version's copy
+        # is held; the gate keeps it from serving until the review approves the code)
+        validation=current.validation,
+        state=current.state,
         created_by=actor_of(principal),
     )
     return desired
@@ -148,12 +146,8 @@ async def collect_code(platform: Platform, shas: Sequence[str]) -> None:
 
 async def rollback_spec(platform: Platform, ns: str, name: str, version: str) -> FunctionSpec:
     """The spec that serves ``version`` again: exactly the version's, no traffic split."""
-    try:
-        record = await platform.versions.get(ns, name, version)
-    except NotFound:
-        raise Invalid(f"function {name!r} has no version {version}") from None
-    if record.state is not VersionState.ALLOWED:
-        raise Invalid(f"version {version} of {name!r} cannot serve: it is {record.state.value}")
+    await servable(platform, ns, name, [version])
+    record = await platform.versions.get(ns, name, version)
     spec = record.spec.runnable()
     if spec.code is None or spec.code.version != version:
         raise Invalid(f"version {version} of {name!r} has no code")  # never written so

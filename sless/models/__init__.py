@@ -11,6 +11,7 @@ carry). Import them from here.
 
 from __future__ import annotations
 
+from sless.models.admission import HELD_MESSAGE, Refusal, may_serve, refusals, wanted_versions
 from sless.models.functions import (
     MAX_CALLBACK_URL_LENGTH,
     MAX_FUNCTION_SECRETS,
@@ -50,6 +51,7 @@ from sless.models.resources import Condition, FunctionCRStatus, TenantSpec, Tena
 from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec, TriggerStatus
 
 __all__ = [
+    "HELD_MESSAGE",
     "MAX_CALLBACK_URL_LENGTH",
     "MAX_FUNCTION_SECRETS",
     "MAX_NAME_LENGTH",
@@ -72,6 +74,7 @@ __all__ = [
     "Name",
     "Phase",
     "RabbitMQSource",
+    "Refusal",
     "Runtime",
     "SecretRef",
     "TenantName",
@@ -90,7 +93,10 @@ __all__ = [
     "check_version_name",
     "is_dns1123_label",
     "is_version_name",
+    "may_serve",
     "namespace_for",
+    "refusals",
     "tenant_of",
     "version_number",
+    "wanted_versions",
 ]

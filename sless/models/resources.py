@@ -29,14 +29,19 @@ class Condition(BaseModel):
 class FunctionCRStatus(BaseModel):
     """``status`` of a Function resource.
 
-    The gateway writes ``validation`` and ``phase`` (Validating/Pending) on upload; the
-    operator owns the rest. ``builds`` maps each code sha256 ever built for this function to
-    its pinned image (``registry/ns-name@sha256:...``): a sha256 in it is never built again.
+    The gateway writes ``validation`` and ``phase`` (Validating/Pending) on upload, and
+    ``allowedVersions`` (the versions the code gate lets serve, ``sless.store.CodeGate``)
+    before every spec it writes and with every review decision; the operator owns the
+    rest. The operator builds and deploys only versions in ``allowedVersions``. ``builds``
+        maps each code sha256 ever built for this function to its pinned image
+    (``registry/ns-name@sha256:...``): a sha256 in it is never built again.
     """
 
     phase: Phase | None = None
     message: str = ""
     validation: dict[str, Any] | None = None
+    #: the function's versions that may serve (allowed or approved), written by the gateway
+    allowedVersions: list[str] | None = None
     observed_sha256: str | None = None
     image: str | None = None
     servingSpec: FunctionSpec | None = None

@@ -5,8 +5,13 @@ cluster match, so running it twice, concurrently (under the per-object lock) or 
 operator restart gives the same result. Building is ``building``'s (once per sha256); the
 Deployments, Services and egress policies are ``deploying``'s.
 
-- Held uploads: while the gateway keeps ``status.phase`` at Validating (review) or Rejected,
-  nothing new is built; what already serves keeps serving.
+- Which code may serve: the one rule (``sless.models.admission``) with the versions the
+  gateway's code gate wrote into ``status.allowedVersions``. A current version not in it
+  (held, rejected, unknown) is neither built nor deployed, whatever the phase says (a spec
+  PUT does not release it); a traffic target not in it gets no Deployment. What already
+  serves keeps serving. Only code from before versions (no ``code.version``, so no
+  ``allowedVersions`` either) falls back to the phase: nothing is built while the gateway
+  keeps it at Validating (review) or Rejected.
 - Phases: Building → Ready | Failed; conditions ``Built`` and ``Deployed``.
 """
 
@@ -18,7 +23,15 @@ import kopf
 from pydantic import ValidationError
 
 from sless.kube import collection_path, object_path
-from sless.models import FunctionResourceSpec, Phase
+from sless.models import (
+    FunctionResourceSpec,
+    FunctionSpec,
+    Phase,
+    Refusal,
+    VersionState,
+    refusals,
+    wanted_versions,
+)
 from sless.operator.building import build_image
 from sless.operator.deploying import deploy, deploy_revisions
 from sless.operator.function_status import KIND, fail
@@ -56,9 +69,22 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         return  # nothing uploaded yet: the gateway shows Pending
     sha = spec.code.sha256
     builds: dict[str, str] = dict(status.get("builds") or {})
-    held = status.get("phase") in (Phase.VALIDATING.value, Phase.REJECTED.value)
+    refused = _refused(spec, status)
+    if refused is not None:
+        if refused and refused[0].version == spec.version:
+            # never built nor deployed: what serves keeps serving; the phase that says why
+            # (Validating, Rejected) is the gateway's, written with the list
+            return
+        refused_versions = {r.version for r in refused}
+        resource.revisions = {
+            v: r for v, r in resource.revisions.items() if v not in refused_versions
+        }
+    held = refused is None and status.get("phase") in (
+        Phase.VALIDATING.value,
+        Phase.REJECTED.value,
+    )
     if held and status.get("observed_sha256") != sha and sha not in builds:
-        return  # under review or rejected: the gateway releases it by setting Pending
+        return  # code from before versions, under review or rejected: phase rule
 
     image = builds.get(sha)
     if image is None:
@@ -90,6 +116,16 @@ async def _reconcile(op: Operator, body: dict[str, Any]) -> None:
         # the gateway's Validating/Rejected stays visible; what serves is unchanged
         del ready["phase"], ready["message"]
     await op.patch_status(KIND, ns, name, status, ready)
+
+
+def _refused(spec: FunctionSpec, status: dict[str, Any]) -> list[Refusal] | None:
+    """The versions of ``spec`` the code gate refused (the gateway's ``allowedVersions``);
+    None only for code from before versions, which has no such list (the phase rule)."""
+    allowed = status.get("allowedVersions")
+    if allowed is None and spec.version is None:
+        return None
+    states = {str(v): VersionState.ALLOWED for v in allowed or []}
+    return refusals(wanted_versions(spec), states)
 
 
 async def cleanup(op: Operator, body: dict[str, Any]) -> None:

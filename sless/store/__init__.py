@@ -1,5 +1,6 @@
 """Persistence: PostgreSQL repositories (asyncpg), migrations and code blob stores."""
 
+from sless.store.admission import CodeGate
 from sless.store.audit import AuditEntry, AuditRepository
 from sless.store.blobs import BlobStore, LocalBlobStore, S3BlobStore, make_blob_store
 from sless.store.crypto import SecretCipher, SecretKeyError, UndecryptableSecret, cipher_for
@@ -34,6 +35,7 @@ __all__ = [
     "AuditRepository",
     "BlobStore",
     "ClaimedTick",
+    "CodeGate",
     "DataDirInUse",
     "Decision",
     "EmbeddedPostgres",

@@ -62,21 +62,33 @@ class FunctionRepository:
         payload = json.dumps({"namespace": namespace, "name": name})
         await conn.execute("SELECT pg_notify($1, $2)", NOTIFY_CHANNEL, payload)
 
-    async def upsert_spec(self, namespace: str, name: str, spec: FunctionSpec) -> FunctionRecord:
-        """Create or replace the spec; phase goes back to Pending for the reconciler."""
+    async def upsert_spec(
+        self,
+        namespace: str,
+        name: str,
+        spec: FunctionSpec,
+        *,
+        phase: Phase = Phase.PENDING,
+        message: str = "",
+    ) -> FunctionRecord:
+        """Create or replace the spec; ``phase``: Pending for the reconciler, or what the
+        code gate says of code that may not serve (Validating, Rejected)."""
         async with self.pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(
                 """
                 INSERT INTO functions (namespace, name, spec, phase, message)
-                VALUES ($1, $2, $3, 'Pending', '')
+                VALUES ($1, $2, $3, $4, $5)
                 ON CONFLICT (namespace, name) DO UPDATE
-                   SET spec = EXCLUDED.spec, phase = 'Pending', message = '',
+                   SET spec = EXCLUDED.spec, phase = EXCLUDED.phase,
+                       message = EXCLUDED.message,
                        generation = functions.generation + 1, updated_at = now()
                 RETURNING *
                 """,
                 namespace,
                 name,
                 spec.model_dump(mode="json"),
+                phase.value,
+                message,
             )
             await self._notify(conn, namespace, name)
         return _record(row)

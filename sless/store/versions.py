@@ -102,6 +102,17 @@ class VersionRepository:
         found = [_version(row) for row in rows]
         return {v.version: v for v in found}
 
+    async def in_state(self, namespace: str, name: str, state: VersionState) -> list[str]:
+        """The names of the function's versions in ``state``, oldest first."""
+        rows = await self.pool.fetch(
+            "SELECT number FROM function_versions WHERE namespace = $1 AND name = $2"
+            " AND state = $3 ORDER BY number",
+            namespace,
+            name,
+            state.value,
+        )
+        return [f"v{row['number']}" for row in rows]
+
     async def page(
         self, namespace: str, name: str, *, before: int | None = None, limit: int = 100
     ) -> list[FunctionVersion]:

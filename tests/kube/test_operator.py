@@ -846,7 +846,8 @@ def test_a_traffic_split_gives_each_version_its_own_deployment(
     one = {**upload(s3, op_settings, {**HANDLER, "v.txt": "1"}), "version": "v1"}
     v1 = FunctionSpec.model_validate({"env": {"V": "1"}, "code": one}).model_dump(mode="json")
     kube.create("functions", ns, name, v1)
-    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+    # as the gateway does: the versions its code gate lets serve, before the operator builds
+    kube.patch_status("functions", ns, name, {"phase": "Pending", "allowedVersions": ["v1"]})
     job_one = labels.build_job_name(ns, name, one["sha256"])
     wait_for(
         "build 1", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_one, BUILDS))
@@ -863,6 +864,7 @@ def test_a_traffic_split_gives_each_version_its_own_deployment(
             "traffic": [{"version": "v1", "percent": 90}, {"version": "v2", "percent": 10}],
         }
     ).model_dump(mode="json")
+    kube.patch_status("functions", ns, name, {"allowedVersions": ["v1", "v2"]})
     kube.patch_spec("functions", ns, name, {**v2, "revisions": {"v1": v1}})
     kube.patch_status("functions", ns, name, {"phase": "Pending"})
     job_two = labels.build_job_name(ns, name, two["sha256"])
@@ -1010,3 +1012,49 @@ def test_restart_mid_build_converges(
     )
     assert kube.status("functions", ns, name)["phase"] == "Ready"
     assert before
+
+
+def test_held_code_is_not_built_after_a_put(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    """Issue 26: v1 serves, v2 is held for review. A spec write naming v2 (even with the
+    phase put back to Pending, as the old release-by-PUT did) builds nothing: the operator
+    asks the gateway's ``allowedVersions``. A later allowed v3 is built, which proves the
+    operator handled the held write before it (one object's events are handled in order)."""
+    ns, name = tenant, "gated"
+    one = {**upload(s3, op_settings, {**HANDLER, "g.txt": "1"}), "version": "v1"}
+    kube.create(
+        "functions", ns, name, FunctionSpec.model_validate({"code": one}).model_dump(mode="json")
+    )
+    kube.patch_status("functions", ns, name, {"phase": "Pending", "allowedVersions": ["v1"]})
+    job_one = labels.build_job_name(ns, name, one["sha256"])
+    wait_for(
+        "build 1", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_one, BUILDS))
+    )
+    kube.finish_job(BUILDS, job_one, DIGEST)
+    kube.wait_phase("functions", ns, name, "Ready")
+
+    held = {**upload(s3, op_settings, {**HANDLER, "g.txt": "held"}), "version": "v2"}
+    kube.patch_status("functions", ns, name, {"phase": "Validating"})
+    kube.patch_spec("functions", ns, name, {"code": held, "env": {"PUT": "1"}})
+    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+
+    three = {**upload(s3, op_settings, {**HANDLER, "g.txt": "3"}), "version": "v3"}
+    kube.patch_status("functions", ns, name, {"allowedVersions": ["v1", "v3"]})
+    kube.patch_spec("functions", ns, name, {"code": three, "env": {"PUT": "2"}})
+    kube.patch_status("functions", ns, name, {"phase": "Pending"})
+    job_three = labels.build_job_name(ns, name, three["sha256"])
+    wait_for(
+        "build 3", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_three, BUILDS))
+    )
+    kube.finish_job(BUILDS, job_three, DIGEST)
+    status = wait_for(
+        "v3 serving",
+        lambda: (
+            (s := kube.status("functions", ns, name)).get("observed_sha256") == three["sha256"]
+            and s
+        ),
+    )
+    assert held["sha256"] not in status.get("builds", {})
+    job_held = labels.build_job_name(ns, name, held["sha256"])
+    assert missing(lambda: kube.batch.read_namespaced_job(job_held, BUILDS))

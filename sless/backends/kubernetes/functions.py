@@ -6,7 +6,10 @@ resourceVersion it was read at, so a concurrent change (another gateway replica,
 operator's status update) makes the write fail with 409; it is then read and written again
 a few times before the caller gets ``Conflict``. Uploads write the status before the spec:
 the phase ``Validating`` must be in place before the operator can see code held for review,
-or it could build it. A function's Secret is written before the spec that names it.
+or it could build it. Likewise every spec write (and every review decision) first writes
+``status.allowedVersions``, the versions the code gate (``sless.store.CodeGate``) lets
+serve: the operator builds and deploys nothing else, whatever a later PUT does to the spec.
+A function's Secret is written before the spec that names it.
 """
 
 from __future__ import annotations
@@ -31,9 +34,17 @@ from sless.backends.kubernetes.resources import (
 from sless.backends.kubernetes.storing import ResourceStore
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound
 from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi, object_path
-from sless.models import CodeRef, Function, FunctionSpec, Phase, TrafficTarget, is_dns1123_label
+from sless.models import (
+    HELD_MESSAGE,
+    CodeRef,
+    Function,
+    FunctionSpec,
+    Phase,
+    TrafficTarget,
+    is_dns1123_label,
+)
 from sless.policies import labels
-from sless.store import VersionRepository
+from sless.store import CodeGate, VersionRepository
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +145,11 @@ class FunctionResources:
                 return function_from_body(created)
             if is_terminating(current):
                 raise _Deleting(f"function {name!r} is being deleted; try again shortly")
+            allowed = await self._allowed_versions(namespace, name)
+            if allowed is not None:
+                # first: the operator must never see a spec before the versions it may run
+                fields = {"allowedVersions": allowed}
+                current = await self._patch_status(namespace, name, current, fields)
             desired = spec
             if desired.code is None:
                 # code comes from uploads: a spec update keeps the uploaded code
@@ -261,16 +277,15 @@ class FunctionResources:
         }
         # status first: code held for review must never be visible while the phase
         # still lets the operator build it
-        patched: dict[str, Any] | None = await self._patch_status(
-            namespace,
-            name,
-            current,
-            {
-                "phase": phase.value,
-                "message": "held for provider review" if held else "",
-                "validation": validation,
-            },
-        )
+        fields: dict[str, Any] = {
+            "phase": phase.value,
+            "message": HELD_MESSAGE if held else "",
+            "validation": validation,
+        }
+        allowed = await self._allowed_versions(namespace, name)
+        if allowed is not None:
+            fields["allowedVersions"] = allowed
+        patched: dict[str, Any] | None = await self._patch_status(namespace, name, current, fields)
 
         async def attempt() -> Function:
             nonlocal patched
@@ -292,13 +307,17 @@ class FunctionResources:
         await self._read(namespace, name)
         phase = Phase.PENDING if approve else Phase.REJECTED
         message = "" if approve else f"rejected by the provider's review: {reason}"
-        ops = [
+        ops: list[dict[str, Any]] = [
             {"op": "test", "path": "/spec/code/sha256", "value": sha256},
             {"op": "test", "path": "/status/phase", "value": Phase.VALIDATING.value},
             {"op": "replace", "path": "/status/phase", "value": phase.value},
             {"op": "add", "path": "/status/message", "value": message},
             {"op": "add", "path": "/status/updated_at", "value": datetime.now(UTC).isoformat()},
         ]
+        allowed = await self._allowed_versions(namespace, name)
+        if allowed is not None:
+            # the decision is in the versions table already: the operator's list follows
+            ops.append({"op": "add", "path": "/status/allowedVersions", "value": allowed})
         try:
             await self.api.request(
                 "PATCH",
@@ -314,6 +333,12 @@ class FunctionResources:
     ) -> None:
         current = await self._read(namespace, name)
         await self._patch_status(namespace, name, current, {"validation": validation})
+
+    async def _allowed_versions(self, namespace: str, name: str) -> list[str] | None:
+        """The versions the code gate lets serve (None: no versions table to ask)."""
+        if self._versions is None:
+            return None
+        return await CodeGate(self._versions).allowed_versions(namespace, name)
 
     async def _revisions(
         self, namespace: str, name: str, spec: FunctionSpec

@@ -7,6 +7,11 @@ For a function whose phase is ``Pending`` it builds the code (once per digest), 
 the sandbox that the handler imports, and marks the version Ready, which makes it the
 serving version. A version that fails to build leaves the previous one serving.
 
+Held and rejected code is never built nor started: the code gate (``sless.store.CodeGate``)
+is asked when a spec is written (its phase is then Validating or Rejected, not Pending),
+again before every build, and again before every pool starts, whatever the row says. The
+last allowed version keeps serving meanwhile.
+
 The invoke path never touches the database: it reads an in-memory index of functions
 that the reconciler keeps current, and an in-memory view of ``http`` triggers
 (``http_disabled``): re-read when a trigger is written here, on ``NOTIFY sless_triggers``
@@ -47,6 +52,7 @@ from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
+    CodeGate,
     FunctionRecord,
     FunctionRepository,
     JobRepository,
@@ -90,6 +96,8 @@ class LocalBackend(TriggerTables, VersionPools):
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
         self.versions = VersionRepository(pool)
+        #: which code may serve: asked before every build and every pool start
+        self.gate = CodeGate(self.versions)
         self._index: dict[Key, FunctionRecord] = {}
         #: the pool of each function's serving version (the current version of its spec)
         self._pools: dict[Key, FunctionPool] = {}
@@ -264,6 +272,17 @@ class LocalBackend(TriggerTables, VersionPools):
         if code is None:
             return None
         namespace, name = record.key
+        refused = await self.gate.refused_spec(namespace, name, spec)
+        if refused:
+            # held or rejected code is never built, whatever the row's phase says
+            await self.functions.set_status(
+                namespace,
+                name,
+                phase=refused[0].phase,
+                message=refused[0].message,
+                generation=record.generation,
+            )
+            return None
         updated = await self.functions.set_status(
             namespace, name, phase=Phase.BUILDING, message="building", generation=record.generation
         )
@@ -309,7 +328,13 @@ class LocalBackend(TriggerTables, VersionPools):
         existing = await self.functions.find(namespace, name)
         if existing is not None and spec.code is None:
             spec = spec.model_copy(update={"code": existing.function.spec.code})
-        record = await self.functions.upsert_spec(namespace, name, spec)
+        # a spec whose code may not serve is stored with the phase that says why: a PUT
+        # never puts held or rejected code back to Pending (the reconciler asks again)
+        refused = await self.gate.refused_spec(namespace, name, spec)
+        phase, message = (refused[0].phase, refused[0].message) if refused else (Phase.PENDING, "")
+        record = await self.functions.upsert_spec(
+            namespace, name, spec, phase=phase, message=message
+        )
         return record.function
 
     async def get_function(self, namespace: str, name: str) -> Function:

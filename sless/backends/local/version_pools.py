@@ -3,9 +3,11 @@ serves a call.
 
 A mixin of ``LocalBackend``. The current version of the serving spec has its pool; each
 other version its traffic split names has one too (its spec from the versions table,
-builds cached by sha256). A changed version swaps pools once the new one is warm (a first
-pool serves at once); a traffic target that becomes the current version (a rollback) is
-adopted without a cold start, and a pool no longer routed to drains in the background.
+builds cached by sha256). No pool ever starts for a version the code gate refuses (held,
+rejected, not recorded): ``_start_pool`` asks it, whoever calls it. A changed version
+swaps pools once the new one is warm (a first pool serves at once); a traffic target that
+becomes the current version (a rollback) is adopted without a cold start, and a pool no
+longer routed to drains in the background.
 The invoke path reads these pools from memory only.
 """
 
@@ -26,11 +28,15 @@ from sless.config import Settings
 from sless.errors import NotFound, NotReady
 from sless.models import FunctionSpec
 from sless.sandbox import EgressProxy, Worker
-from sless.store import FunctionRecord, VersionRepository
+from sless.store import CodeGate, FunctionRecord, VersionRepository
 
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
+
+
+class NotAdmitted(Exception):
+    """The code gate refuses the version a pool would run: it is never started."""
 
 
 class VersionPools:
@@ -38,6 +44,7 @@ class VersionPools:
     launcher: WorkerLauncher
     builder: Builder
     versions: VersionRepository
+    gate: CodeGate
     _index: dict[Key, FunctionRecord]
     #: the pool of each function's serving version (the current version of its spec)
     _pools: dict[Key, FunctionPool]
@@ -82,9 +89,17 @@ class VersionPools:
             # a version change swaps pools once the new one is warm; a first pool serves
             # at once (its calls wait for its first worker rather than get 503)
             first = current is None
-            pool = await self._start_pool(
-                namespace, name, serving, version, secret_env, warm=not first
-            )
+            try:
+                pool = await self._start_pool(
+                    namespace, name, serving, version, secret_env, warm=not first
+                )
+            except NotAdmitted as e:
+                log.warning("not serving %s/%s: %s", namespace, name, e)
+                if current is not None:
+                    del self._pools[key]
+                    self._drain(current)
+                await self._configure_versions(key, None)
+                return
             if first:
                 self._pools[key] = pool
                 await self._warm(pool)
@@ -135,9 +150,13 @@ class VersionPools:
             if existing is not None and existing.version == version:
                 await existing.ensure_warm()
                 continue
-            self._version_pools[slot] = await self._start_pool(
-                namespace, name, spec, version, secret_env
-            )
+            try:
+                self._version_pools[slot] = await self._start_pool(
+                    namespace, name, spec, version, secret_env
+                )
+            except NotAdmitted as e:
+                log.warning("not serving %s/%s@%s: %s", namespace, name, wanted_version, e)
+                continue
             if existing is not None:
                 self._drain(existing)
 
@@ -152,8 +171,12 @@ class VersionPools:
         warm: bool = True,
     ) -> FunctionPool:
         """A new pool of one version of a function (its build made if missing), warmed to
-        its minimum unless ``warm`` is False."""
+        its minimum unless ``warm`` is False. ``NotAdmitted`` for a version the code gate
+        refuses: held or rejected code never starts, whoever asks."""
         assert serving.code is not None  # checked by the callers; not a security check
+        refused = await self.gate.refused(namespace, name, [serving.version])
+        if refused:
+            raise NotAdmitted(refused[0].message)
         build = self.builder.path_for(serving.runtime, serving.code.sha256)
         if not (build.root / ".complete").exists():
             # e.g. another gateway process built it, or the build dir was removed
