@@ -30,8 +30,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from .cgroups import DEFAULT_ROOT, Cgroup
 from . import seccomp as seccomp_filter
+from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
 from .specs import Limits, SandboxSpec
 
