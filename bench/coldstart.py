@@ -1,7 +1,10 @@
 """Cold start in embedded mode, with the pre-started pool and without it, same run.
 
-Starts a real platform (`sless up`) twice: with ``SLESS_SANDBOX_PRESTART_SIZE=2`` (the
-default) and with ``0``. In each it deploys ``--runs`` functions and measures:
+Starts a real platform (`sless up`) three times: with ``SLESS_SANDBOX_PRESTART_SIZE=2`` (the
+default), with ``0``, and with the pool but without the workers' seccomp filter
+(``SLESS_SANDBOX_SECCOMP=false``, a setting that exists for this comparison and is refused
+in production): the filter's cost is the ratio of the first run to the third. In each it
+deploys ``--runs`` functions and measures:
 
 - the first call after deploy of each function (a worker must be made);
 - warm calls of the same function (the baseline: what a call costs once a worker runs);
@@ -38,10 +41,11 @@ def _timed(client: httpx.Client, path: str) -> tuple[float, str]:
     return elapsed, response.json()
 
 
-def measure(prestart: int, runs: int) -> dict[str, list[float]]:
+def measure(prestart: int, runs: int, *, seccomp: bool = True) -> dict[str, list[float]]:
     env = {
         "SLESS_SANDBOX_PRESTART_SIZE": str(prestart),
         "SLESS_SANDBOX_IDLE_TIMEOUT_S": "1",
+        "SLESS_SANDBOX_SECCOMP": str(seccomp).lower(),
         "SLESS_VALIDATION_STATIC_ENABLED": "false",
     }
     figures: dict[str, list[float]] = {"deploy": [], "reaped": [], "warm": []}
@@ -69,13 +73,15 @@ def measure(prestart: int, runs: int) -> dict[str, list[float]]:
             figures["reaped"].append(cold)
         for client in (calls, tenant, admin):
             client.close()
-    note(f"prestart={prestart}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+    label = f"prestart={prestart}" + ("" if seccomp else ", seccomp off")
+    note(f"{label}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
     return figures
 
 
 def rows(args: argparse.Namespace) -> list[Row]:
     pooled = measure(2, args.runs)
     direct = measure(0, args.runs)
+    unfiltered = measure(2, args.runs, seccomp=False)
     out = []
     for label, figures in (("pool", pooled), ("no pool", direct)):
         for key, what in (("deploy", "first call after deploy"), ("reaped", "after idle reaping")):
@@ -90,6 +96,29 @@ def rows(args: argparse.Namespace) -> list[Row]:
                         target="<= 50 ms" if label == "pool" else "",
                     )
                 )
+    return out + _seccomp_rows(pooled, unfiltered)
+
+
+def _seccomp_rows(
+    filtered: dict[str, list[float]], unfiltered: dict[str, list[float]]
+) -> list[Row]:
+    """What the seccomp filter costs: the same figures with it and without it."""
+    out = []
+    for key, what in (
+        ("deploy", "cold start p50, first call after deploy (pool)"),
+        ("reaped", "cold start p50, after idle reaping (pool)"),
+        ("warm", "warm call p50"),
+    ):
+        if filtered[key] and unfiltered[key]:
+            out.append(
+                row(
+                    f"{what}, seccomp filter on",
+                    filtered[key],
+                    "ms",
+                    baseline=unfiltered[key],
+                    baseline_name="seccomp off",
+                )
+            )
     return out
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sless.config import Settings
-from sless.sandbox import sandbox_available
+from sless.sandbox import sandbox_available, seccomp_available
 from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_for
 
 if TYPE_CHECKING:
@@ -39,6 +39,18 @@ def run_up(settings: Settings) -> None:
             err=True,
         )
     elif settings.backend != "kubernetes":  # Kubernetes mode: functions run in pods
+        if not settings.sandbox.seccomp:
+            if settings.environment == "production":
+                raise click.ClickException("SLESS_SANDBOX_SECCOMP=false is refused in production")
+            click.secho(
+                "WARNING: workers run without their seccomp filter (SLESS_SANDBOX_SECCOMP="
+                "false): for benchmarks only.",
+                fg="red",
+                err=True,
+            )
+        ok, reason = seccomp_available()
+        if not ok:  # never a sandbox without its filter
+            raise click.ClickException(reason)
         ok, reason = sandbox_available(settings.sandbox.bwrap)
         if not ok:
             raise click.ClickException(

@@ -21,6 +21,9 @@ class SandboxSettings(BaseModel):
     #: generic workers kept pre-started per runtime (Python), specialized on a function's
     #: first call instead of a cold start (sless.sandbox.prestarting); 0 turns it off
     prestart_size: int = Field(default=2, ge=0, le=32)
+    #: the seccomp filter of every worker (sless.sandbox.seccomp). ``false`` exists only
+    #: for bench/ to measure what the filter costs: refused in production, warned otherwise
+    seccomp: bool = True
 
 
 class BuildSettings(BaseModel):

@@ -12,11 +12,14 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
 
 ``PrestartPool`` keeps generic workers started ahead of time and turns one into a
 function's worker on its first call (``prestarting``: a cold start without the start).
+Every worker runs under the seccomp allowlist of ``seccomp`` (handed to bubblewrap).
 """
 
 from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
 from .egress import EgressProxy, EgressRule, resolve_allowed
 from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, specialize
+from .seccomp import SeccompUnavailable
+from .seccomp import available as seccomp_available
 from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
@@ -38,6 +41,7 @@ __all__ = [
     "PrestartPool",
     "Runtime",
     "SandboxSpec",
+    "SeccompUnavailable",
     "SpecializeError",
     "Worker",
     "WorkerStartError",
@@ -47,6 +51,7 @@ __all__ = [
     "default_runtimes_dir",
     "resolve_allowed",
     "sandbox_available",
+    "seccomp_available",
     "specialize",
     "start_worker",
 ]

@@ -7,6 +7,8 @@ no capabilities, no nested user namespaces, an empty environment plus exactly th
 variables we set, a fresh ``/proc``, a minimal ``/dev``, a size-limited ``/tmp`` and
 read-only binds of only what the interpreter needs. The root of the sandbox is remounted
 read-only at the end, so the only writable places are ``/tmp`` and the socket directory.
+The seccomp allowlist (``seccomp``) is added by ``workers`` as ``--seccomp FD``: the fd
+exists only at launch.
 
 Resource limits are applied by ``prlimit`` *inside* the sandbox, right before the
 interpreter starts: RLIMIT_NPROC is counted per (user namespace, uid), so setting it after

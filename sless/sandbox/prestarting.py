@@ -87,6 +87,7 @@ class PrestartPool:
         host: HostLayout | None = None,
         cgroup_root: Path | None = None,
         refill_delay_s: float = 0.5,
+        seccomp: bool = True,
     ) -> None:
         #: code/deps directories of the workers: on the builds' file system, for hard links
         self.slots_dir = slots_dir
@@ -102,6 +103,8 @@ class PrestartPool:
         self.cgroup_root = cgroup_root or DEFAULT_ROOT
         #: seconds between handing a worker out and starting its replacement
         self.refill_delay_s = refill_delay_s
+        #: the seccomp filter on the generic workers (off: a benchmark's comparison only)
+        self.seccomp = seccomp
         self._ready: dict[Runtime, list[Worker]] = {r: [] for r in self.runtimes}
         self._fillers: dict[Runtime, asyncio.Task[None]] = {}
         self._serial = 0
@@ -185,6 +188,7 @@ class PrestartPool:
                 start_timeout_s=self.start_timeout_s,
                 host=self.host,
                 cgroup_root=self.cgroup_root,
+                seccomp=self.seccomp,
             )
         except BaseException:
             shutil.rmtree(slot, ignore_errors=True)

@@ -5,7 +5,8 @@ A worker is one bubblewrap process tree running one runtime server. Launch seque
 1. the cgroup is created (when the host allows it), its cpu group inside the tenant's;
 2. bubblewrap starts with its arguments read from a memfd (``--args``), so the function's
    environment never appears in the host's process list, with ``--block-fd`` so that
-   nothing inside runs before step 3, and ``--info-fd`` to learn the sandbox's first pid;
+   nothing inside runs before step 3, ``--info-fd`` to learn the sandbox's first pid, and
+   ``--seccomp`` with the filter (``seccomp``), which it installs before the first exec;
 3. both bubblewrap processes are moved into the cgroup, then unblocked: every process of
    the worker, including tenant code run at import time, is counted from its first fork;
 4. the worker is ready when its Unix socket accepts a connection (the runtime imports the
@@ -29,6 +30,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import seccomp as seccomp_filter
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
 from .specs import Limits, SandboxSpec
@@ -58,8 +60,14 @@ def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
         )
     if shutil.which("prlimit") is None:
         return False, "prlimit not found: install util-linux"
+    try:
+        filter_fd = seccomp_filter.program_fd()
+    except seccomp_filter.SeccompUnavailable as e:
+        return False, str(e)
     probe = [
         path,
+        "--seccomp",
+        str(filter_fd),
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
@@ -88,9 +96,13 @@ def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
         "/usr/bin/true",
     ]
     try:
-        result = subprocess.run(probe, capture_output=True, timeout=10, check=False, env={})
+        result = subprocess.run(
+            probe, capture_output=True, timeout=10, check=False, env={}, pass_fds=(filter_fd,)
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return False, f"bubblewrap cannot run: {e}"
+    finally:
+        os.close(filter_fd)
     if result.returncode != 0:
         detail = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
         return False, (
@@ -200,8 +212,10 @@ async def _spawn(
     cgroup: Cgroup | None,
     stdout: int,
     stderr: int,
+    seccomp: bool,
 ) -> asyncio.subprocess.Process:
-    """Start ``command`` with the worker already inside ``cgroup`` before its code runs."""
+    """Start ``command`` with the worker already inside ``cgroup`` before its code runs,
+    under the seccomp filter unless ``seccomp`` is false (a benchmark's comparison only)."""
     if unsafe_no_sandbox:
         process = await asyncio.create_subprocess_exec(
             *command.argv,
@@ -219,6 +233,10 @@ async def _spawn(
                 cgroup.add(process.pid)
         return process
 
+    try:
+        filter_fds = [seccomp_filter.program_fd()] if seccomp else []
+    except seccomp_filter.SeccompUnavailable as e:
+        raise WorkerStartError(str(e)) from None
     args_fd = os.memfd_create("sless-bwrap-args", os.MFD_CLOEXEC)
     block_r, block_w = os.pipe()
     info_r, info_w = os.pipe()
@@ -228,6 +246,7 @@ async def _spawn(
         split = command.argv.index("--")
         bwrap, options, inner = command.argv[0], command.argv[1:split], command.argv[split:]
         options = ("--block-fd", str(block_r), "--info-fd", str(info_w), *options)
+        options = (*(a for fd in filter_fds for a in ("--seccomp", str(fd))), *options)
         os.write(args_fd, b"".join(a.encode() + b"\0" for a in options))
         os.lseek(args_fd, 0, os.SEEK_SET)
         process = await asyncio.create_subprocess_exec(
@@ -241,10 +260,10 @@ async def _spawn(
             env={},
             cwd="/",
             start_new_session=True,
-            pass_fds=(args_fd, block_r, info_w),
+            pass_fds=(args_fd, block_r, info_w, *filter_fds),
         )
     finally:
-        for fd in (args_fd, block_r, info_w):
+        for fd in (args_fd, block_r, info_w, *filter_fds):
             os.close(fd)
     try:
         info = await asyncio.wait_for(asyncio.to_thread(_read_all, info_r), 10)
@@ -291,6 +310,7 @@ async def start_worker(
     start_timeout_s: float = 20.0,
     host: HostLayout | None = None,
     cgroup_root: Path | None = None,
+    seccomp: bool = True,
 ) -> Worker:
     """Launch a worker and return once its socket accepts connections.
 
@@ -319,6 +339,7 @@ async def start_worker(
             cgroup=cgroup,
             stdout=log_fd,
             stderr=log_fd,
+            seccomp=seccomp,
         )
     except BaseException:
         if cgroup is not None:
@@ -361,6 +382,7 @@ async def check_handler(
     timeout_s: float = 30.0,
     host: HostLayout | None = None,
     cgroup_root: Path | None = None,
+    seccomp: bool = True,
 ) -> tuple[bool, str]:
     """Import the handler with the runtime's ``--check`` inside the same sandbox.
 
@@ -388,6 +410,7 @@ async def check_handler(
             cgroup=cgroup,
             stdout=subprocess.PIPE,
             stderr=log_fd,
+            seccomp=seccomp,
         )
     finally:
         os.close(log_fd)

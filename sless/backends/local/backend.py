@@ -133,6 +133,7 @@ class LocalBackend(TriggerTables, VersionPools):
                 runtimes_dir=self.runtimes_dir,
                 bwrap=sandbox.bwrap,
                 start_timeout_s=sandbox.start_timeout_s,
+                seccomp=sandbox.seccomp,
             )
             self.launcher.prestart.start()
         self._listener = await self.db.acquire()
@@ -299,6 +300,7 @@ class LocalBackend(TriggerTables, VersionPools):
                 bwrap=self.settings.sandbox.bwrap,
                 unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
                 timeout_s=self.settings.sandbox.start_timeout_s,
+                seccomp=self.settings.sandbox.seccomp,
             )
             if not ok:
                 raise BuildError(f"the handler does not load: {message}")

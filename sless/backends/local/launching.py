@@ -166,6 +166,7 @@ class WorkerLauncher:
                 bwrap=sandbox.bwrap,
                 unsafe_no_sandbox=sandbox.unsafe_no_sandbox,
                 start_timeout_s=sandbox.start_timeout_s,
+                seccomp=sandbox.seccomp,
             )
         except WorkerStartError as e:
             log.warning("worker of %s/%s did not start: %s", namespace, name, e)
