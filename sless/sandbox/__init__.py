@@ -16,8 +16,8 @@ function's worker on its first call (``prestarting``: a cold start without the s
 
 from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
 from .egress import EgressProxy, EgressRule, resolve_allowed
-from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, specialize
-from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
+from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
+from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
     WorkerStartError,
@@ -32,6 +32,7 @@ __all__ = [
     "RUNTIMES",
     "EgressProxy",
     "EgressRule",
+    "HostIds",
     "HostLayout",
     "LaunchCommand",
     "Limits",
@@ -45,6 +46,7 @@ __all__ = [
     "build_command",
     "check_handler",
     "default_runtimes_dir",
+    "link_tree",
     "resolve_allowed",
     "sandbox_available",
     "specialize",

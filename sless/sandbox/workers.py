@@ -14,6 +14,12 @@ A worker is one bubblewrap process tree running one runtime server. Launch seque
 
 stdout and stderr go straight to the log file (opened in append mode by us): a chatty
 function costs the gateway no memory and no copying.
+
+Host identity: when the gateway runs as root, bubblewrap (or, with
+``--unsafe-no-sandbox``, the interpreter) is started as the spec's ``host_ids``, the
+tenant's own unprivileged uid and gid with no supplementary groups, and a spec without
+them is refused (``_credentials``): no path runs tenant code as host root. A gateway that
+is not root cannot switch uid; its workers run as its own uid.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -192,6 +199,26 @@ class Worker:
         return code
 
 
+def _credentials(spec: SandboxSpec) -> dict[str, Any]:
+    """``user``/``group``/``extra_groups`` for the worker's process: the tenant's host ids
+    when this process is root (refused without them), nothing otherwise."""
+    if os.geteuid() != 0:
+        return {}
+    if spec.host_ids is None:
+        raise WorkerStartError(
+            f"worker {spec.name}: refusing to run tenant code as host root (no host uid)"
+        )
+    return {"user": spec.host_ids.uid, "group": spec.host_ids.gid, "extra_groups": []}
+
+
+def _prepare_socket_dir(spec: SandboxSpec) -> None:
+    """The socket directory, writable by the worker's uid only (it is bound read-write)."""
+    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0 and spec.host_ids is not None:
+        os.chown(spec.socket_dir, spec.host_ids.uid, spec.host_ids.gid)
+    spec.socket_dir.chmod(0o700)
+
+
 async def _spawn(
     spec: SandboxSpec,
     command: LaunchCommand,
@@ -202,6 +229,7 @@ async def _spawn(
     stderr: int,
 ) -> asyncio.subprocess.Process:
     """Start ``command`` with the worker already inside ``cgroup`` before its code runs."""
+    credentials = _credentials(spec)
     if unsafe_no_sandbox:
         process = await asyncio.create_subprocess_exec(
             *command.argv,
@@ -211,6 +239,7 @@ async def _spawn(
             env=dict(command.env),
             cwd=spec.code_dir,
             start_new_session=True,
+            **credentials,
         )
         if cgroup is not None:
             # no way to block an unsandboxed interpreter before it starts: this races with
@@ -242,6 +271,7 @@ async def _spawn(
             cwd="/",
             start_new_session=True,
             pass_fds=(args_fd, block_r, info_w),
+            **credentials,
         )
     finally:
         for fd in (args_fd, block_r, info_w):
@@ -304,7 +334,7 @@ async def start_worker(
         unsafe_no_sandbox=unsafe_no_sandbox,
         host=host or HostLayout.discover(),
     )
-    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    _prepare_socket_dir(spec)
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
     cgroup, reason = Cgroup.create(
@@ -374,7 +404,7 @@ async def check_handler(
         host=host or HostLayout.discover(),
         check=True,
     )
-    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    _prepare_socket_dir(spec)
     check_spec_name = f"{spec.name}.check"
     cgroup, _ = Cgroup.create(
         check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
