@@ -18,8 +18,8 @@ function costs the gateway no memory and no copying.
 Host identity: when the gateway runs as root, bubblewrap (or, with
 ``--unsafe-no-sandbox``, the interpreter) is started as the spec's ``host_ids``, the
 tenant's own unprivileged uid and gid with no supplementary groups, and a spec without
-them is refused (``_credentials``): no path runs tenant code as host root. A gateway that
-is not root cannot switch uid; its workers run as its own uid.
+them is refused (``_credentials``, through ``setpriv``): no path runs tenant code as host
+root. A gateway that is not root cannot switch uid; its workers run as its own uid.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -65,6 +64,8 @@ def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
         )
     if shutil.which("prlimit") is None:
         return False, "prlimit not found: install util-linux"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return False, "setpriv not found (workers run as their tenant's uid): install util-linux"
     probe = [
         path,
         "--unshare-all",
@@ -199,16 +200,20 @@ class Worker:
         return code
 
 
-def _credentials(spec: SandboxSpec) -> dict[str, Any]:
-    """``user``/``group``/``extra_groups`` for the worker's process: the tenant's host ids
-    when this process is root (refused without them), nothing otherwise."""
+def _credentials(spec: SandboxSpec) -> list[str]:
+    """The ``setpriv`` prefix that makes the worker's process the tenant's host ids (real,
+    effective and saved uid and gid, no supplementary groups, hence no capabilities)
+    before it executes anything, when this process is root; refused without ids. Not
+    ``Popen(user=...)``: uvloop's subprocesses do not take it."""
     if os.geteuid() != 0:
-        return {}
+        return []
     if spec.host_ids is None:
         raise WorkerStartError(
             f"worker {spec.name}: refusing to run tenant code as host root (no host uid)"
         )
-    return {"user": spec.host_ids.uid, "group": spec.host_ids.gid, "extra_groups": []}
+    ids = spec.host_ids
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return [setpriv, f"--reuid={ids.uid}", f"--regid={ids.gid}", "--clear-groups", "--"]
 
 
 def _prepare_socket_dir(spec: SandboxSpec) -> None:
@@ -232,6 +237,7 @@ async def _spawn(
     credentials = _credentials(spec)
     if unsafe_no_sandbox:
         process = await asyncio.create_subprocess_exec(
+            *credentials,
             *command.argv,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -239,7 +245,6 @@ async def _spawn(
             env=dict(command.env),
             cwd=spec.code_dir,
             start_new_session=True,
-            **credentials,
         )
         if cgroup is not None:
             # no way to block an unsandboxed interpreter before it starts: this races with
@@ -260,6 +265,7 @@ async def _spawn(
         os.write(args_fd, b"".join(a.encode() + b"\0" for a in options))
         os.lseek(args_fd, 0, os.SEEK_SET)
         process = await asyncio.create_subprocess_exec(
+            *credentials,
             bwrap,
             "--args",
             str(args_fd),
@@ -271,7 +277,6 @@ async def _spawn(
             cwd="/",
             start_new_session=True,
             pass_fds=(args_fd, block_r, info_w),
-            **credentials,
         )
     finally:
         for fd in (args_fd, block_r, info_w):

@@ -66,6 +66,17 @@ _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
 
 
+def _make_private(data_dir: Path) -> None:
+    """No tenant uid may list the data dir nor enter what it holds for the gateway (builds,
+    logs, blobs): workers read their code through their views, their logs through fds.
+    Searchable only: embedded PostgreSQL's own uid reaches ``pg`` by name."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.chmod(0o711)
+    for name in ("builds", "logs", "blobs"):
+        (data_dir / name).mkdir(exist_ok=True)
+        (data_dir / name).chmod(0o700)
+
+
 class LocalBackend(TriggerTables, VersionPools):
     #: cron, jobs and RabbitMQ consumers run in ``sless up`` itself
     events_in_process: ClassVar[bool] = True
@@ -118,6 +129,7 @@ class LocalBackend(TriggerTables, VersionPools):
             uid_range = UidRange.of(sandbox)
             uid_range.check_host()  # UidRangeError: one line for the operator
             self.launcher.uids = SandboxUids(self.db, uid_range)
+            _make_private(self.settings.data_dir)
         else:
             log.warning(
                 "the gateway is not root: every function runs as its uid %d, not as a host"
