@@ -44,7 +44,15 @@ from sless.backends.local.triggering import TriggerTables
 from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid
 from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
-from sless.models import CodeRef, Function, FunctionSpec, Phase, Runtime, TrafficTarget
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionSpec,
+    Phase,
+    Runtime,
+    TrafficTarget,
+    namespace_for,
+)
 from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
 from sless.store import (
     NOTIFY_CHANNEL,
@@ -359,7 +367,9 @@ class LocalBackend(TriggerTables, VersionPools):
         await self._collect_garbage(record)
 
     async def provision_tenant(self, tenant: str) -> None:
-        """Nothing to create in embedded mode: a tenant's workers need no infrastructure."""
+        """The tenant's host uid (allocated now, once) and its pre-started workers: its first
+        call after its first deploy meets one."""
+        await self.launcher.host_ids(namespace_for(tenant))
 
     async def remove_tenant(self, tenant: str) -> None:
         """Nothing to remove in embedded mode (``delete_namespace`` removed its objects)."""
