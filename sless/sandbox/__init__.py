@@ -14,7 +14,13 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
 function's worker on its first call (``prestarting``: a cold start without the start).
 """
 
-from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
+from .commands import (
+    HostLayout,
+    LaunchCommand,
+    address_space_mb,
+    build_command,
+    reachable_by_others,
+)
 from .egress import EgressProxy, EgressRule, resolve_allowed
 from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
 from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
@@ -47,6 +53,7 @@ __all__ = [
     "check_handler",
     "default_runtimes_dir",
     "link_tree",
+    "reachable_by_others",
     "resolve_allowed",
     "sandbox_available",
     "specialize",

@@ -284,7 +284,9 @@ async def _spawn(
     try:
         info = await asyncio.wait_for(asyncio.to_thread(_read_all, info_r), 10)
         if cgroup is not None:
-            cgroup.add(process.pid)
+            # bubblewrap may already have failed (its log says why): the caller sees it exit
+            with contextlib.suppress(ProcessLookupError):
+                cgroup.add(process.pid)
             child = json.loads(info or "{}").get("child-pid")
             if isinstance(child, int):
                 with contextlib.suppress(ProcessLookupError, OSError):

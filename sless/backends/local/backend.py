@@ -53,7 +53,7 @@ from sless.models import (
     TrafficTarget,
     namespace_for,
 )
-from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
+from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir, reachable_by_others
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
@@ -146,7 +146,10 @@ class LocalBackend(TriggerTables, VersionPools):
             )
         # Unix socket paths are limited to 108 bytes: keep them short, under /tmp. The
         # workers' uids must reach their own directories in it, and list none: 0711.
-        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
+        base = Path(tempfile.gettempdir())
+        if self.launcher.uids is not None and not reachable_by_others(base):
+            base = Path("/tmp")  # noqa: S108 (a private TMPDIR: the workers could not enter)
+        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-", dir=base))
         self._run_dir.chmod(0o711)
         self.launcher.run_dir = self._run_dir
         if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
