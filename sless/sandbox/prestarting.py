@@ -21,7 +21,9 @@ Specializing a worker, before any of the function's code runs in it:
 4. the runtime imports the handler and answers ``ok``; from then on it is that function's
    worker, and its socket serves that function only.
 
-Isolation: a generic worker has run nothing but our runtime server, so no tenant state can
+Isolation: a generic worker runs as one tenant's host uid (``SandboxSpec.host_ids``) and
+is only handed to a spec of that uid (the pool is keyed by it: ``PrestartPool``). It has
+run nothing but our runtime server, so no tenant state can
 be in it; it is taken out of the pool exactly once and never returns to it (a specialized
 worker stops like any other and is replaced by a new generic one); the directories it
 was given are its own and are removed when it stops. A worker that fails any step is
