@@ -24,6 +24,15 @@ class SandboxSettings(BaseModel):
     #: the seccomp filter of every worker (sless.sandbox.seccomp). ``false`` exists only
     #: for bench/ to measure what the filter costs: refused in production, warned otherwise
     seccomp: bool = True
+    #: tenants whose pre-started workers are kept (each tenant has its own: a generic
+    #: worker runs as one tenant's uid); the least recently used beyond this lose theirs
+    prestart_tenants: int = Field(default=16, ge=1, le=1024)
+    #: the host uid/gid range the platform owns, like an /etc/subuid entry: namespace n
+    #: (in order of first use) runs as uid = gid = ``uid_base + n``. Must not overlap
+    #: /etc/subuid, /etc/subgid, /etc/passwd or /etc/group (checked at start). Used when
+    #: the gateway runs as root; otherwise every worker runs as the gateway's own uid.
+    uid_base: int = Field(default=100_000_000, ge=100_000, le=2**31 - 2**20)
+    uid_count: int = Field(default=65_536, ge=1, le=2**20)
 
 
 class BuildSettings(BaseModel):

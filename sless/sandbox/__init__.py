@@ -15,12 +15,18 @@ function's worker on its first call (``prestarting``: a cold start without the s
 Every worker runs under the seccomp allowlist of ``seccomp`` (handed to bubblewrap).
 """
 
-from .commands import HostLayout, LaunchCommand, address_space_mb, build_command
+from .commands import (
+    HostLayout,
+    LaunchCommand,
+    address_space_mb,
+    build_command,
+    reachable_by_others,
+)
 from .egress import EgressProxy, EgressRule, resolve_allowed
-from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, specialize
+from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
 from .seccomp import SeccompUnavailable
 from .seccomp import available as seccomp_available
-from .specs import RUNTIMES, Limits, Runtime, SandboxSpec
+from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
 from .workers import (
     Worker,
     WorkerStartError,
@@ -35,6 +41,7 @@ __all__ = [
     "RUNTIMES",
     "EgressProxy",
     "EgressRule",
+    "HostIds",
     "HostLayout",
     "LaunchCommand",
     "Limits",
@@ -49,6 +56,8 @@ __all__ = [
     "build_command",
     "check_handler",
     "default_runtimes_dir",
+    "link_tree",
+    "reachable_by_others",
     "resolve_allowed",
     "sandbox_available",
     "seccomp_available",

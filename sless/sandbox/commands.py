@@ -10,20 +10,36 @@ read-only at the end, so the only writable places are ``/tmp`` and the socket di
 The seccomp allowlist (``seccomp``) is added by ``workers`` as ``--seccomp FD``: the fd
 exists only at launch.
 
+Host identity: bubblewrap is started as the tenant's own unprivileged host uid and gid
+(``SandboxSpec.host_ids``, allocated by ``sless.sandbox.uids``; ``workers`` switches to
+them), so the sandbox's uid 65534 is that uid on the host, never root: a write to a host-wide
+``/proc/sys`` setting, ``kernel/core_pattern`` included, is refused by the kernel's own
+permission check, and a sandbox escape lands as a uid that owns nothing of the platform
+and nothing of another tenant.
+
+``/proc`` is the sandbox's own (its pid namespace), with what runc masks masked: the
+kernel's memory, keyrings, timers and scheduler internals read as an unreadable empty file
+(``/dev/null`` bound read-only), ACPI/sound/SCSI directories as an empty read-only tmpfs,
+and ``/proc/sys``, ``/proc/sysrq-trigger``, ``/proc/bus``, ``/proc/fs``, ``/proc/irq``
+read-only. Only the entries this kernel has are covered (``HostLayout.proc_entries``).
+There is no ``/sys`` at all.
+
 Resource limits are applied by ``prlimit`` *inside* the sandbox, right before the
 interpreter starts: RLIMIT_NPROC is counted per (user namespace, uid), so setting it after
 bubblewrap created the worker's user namespace makes it a per-worker limit instead of one
-shared by all workers of the host uid. Note: when the gateway runs as host root, the
-sandbox uid 65534 maps to host uid 0 and the kernel does not enforce RLIMIT_NPROC for it
-(measured: 200 forks pass a limit of 20); the cgroup pids controller then contains fork
-bombs (see ``cgroups``). The memory cgroup is likewise the real memory limit; RLIMIT_AS
-is a backstop that turns most runaway allocations into a MemoryError in the handler
-instead of an OOM kill of the worker.
+shared by all workers of the host uid. The kernel does not enforce RLIMIT_NPROC for host
+root (measured when workers ran as root: 200 forks passed a limit of 20); under a tenant's
+uid it does. The cgroup pids controller contains fork bombs in any case (see
+``cgroups``). The memory cgroup is likewise the real memory limit; RLIMIT_AS is a
+backstop that turns most runaway allocations into a MemoryError in the handler instead of
+an OOM kill of the worker.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +73,24 @@ NODE_AS_OVERHEAD_MB = 1024
 
 _ETC_DIR = Path(__file__).parent / "etc"
 
+#: /proc files runc masks (its default ``maskedPaths``): the kernel's memory, the keyrings
+#: of every user, timers and scheduler state that leak other processes' activity (KASLR
+#: and side-channel material)
+MASKED_PROC_FILES = (
+    "kcore",
+    "keys",
+    "latency_stats",
+    "timer_list",
+    "timer_stats",
+    "sched_debug",
+)
+#: /proc directories runc masks: hardware interfaces a function has no business with
+MASKED_PROC_DIRS = ("acpi", "asound", "scsi")
+#: /proc entries runc makes read-only (``readonlyPaths``): host-wide kernel settings
+#: (``sys``: core_pattern, file-max, ...), the magic SysRq key, bus, file system and
+#: interrupt settings
+READ_ONLY_PROC = ("sys", "sysrq-trigger", "bus", "fs", "irq")
+
 
 @dataclass(frozen=True)
 class HostLayout:
@@ -72,6 +106,9 @@ class HostLayout:
     root_symlinks: Mapping[str, str]
     #: top-level directories among /lib, /lib64, /bin, /sbin that are real directories
     root_dirs: tuple[str, ...]
+    #: names in this kernel's /proc (a fresh /proc has the same ones): only entries that
+    #: exist can be masked (a mount point cannot be created in /proc)
+    proc_entries: frozenset[str] = frozenset(MASKED_PROC_FILES + MASKED_PROC_DIRS + READ_ONLY_PROC)
 
     @classmethod
     def discover(cls) -> HostLayout:
@@ -86,12 +123,42 @@ class HostLayout:
             elif path.is_dir():
                 dirs.append(top)
         return cls(
-            python_prefix=Path(sys.base_prefix),
+            python_prefix=_python_prefix(),
             node=Path(node).resolve(),
             prlimit=Path(prlimit).resolve(),
             root_symlinks=links,
             root_dirs=tuple(dirs),
+            proc_entries=frozenset(_proc_entries()),
         )
+
+
+def _python_prefix() -> Path:
+    """The gateway's interpreter prefix, or the system's Python 3.11 when the workers'
+    uids cannot reach the gateway's (bubblewrap resolves bind sources as the worker's uid:
+    e.g. a pyenv install under a 0700 /root)."""
+    prefix = Path(sys.base_prefix)
+    if os.geteuid() != 0 or reachable_by_others(prefix):
+        return prefix
+    if Path("/usr/bin/python3.11").exists():
+        return Path("/usr")
+    return prefix
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Whether a uid that owns nothing can open ``path`` (every ancestor searchable)."""
+    try:
+        for ancestor in [*reversed(path.parents), path]:
+            mode = ancestor.stat().st_mode
+            if not mode & stat.S_IXOTH:
+                return False
+        return bool(path.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def _proc_entries() -> set[str]:
+    wanted = (*MASKED_PROC_FILES, *MASKED_PROC_DIRS, *READ_ONLY_PROC)
+    return {name for name in wanted if os.path.lexists(f"/proc/{name}")}
 
 
 @dataclass(frozen=True)
@@ -272,7 +339,7 @@ def _namespace_args(spec: SandboxSpec, env: Mapping[str, str]) -> list[str]:
 def _filesystem_args(spec: SandboxSpec, host: HostLayout, server_dir: Path) -> list[str]:
     """The sandbox's file system: the interpreter's files, a minimal /etc, the function's
     code and deps read-only, the socket directory writable, then everything read-only."""
-    argv = ["--proc", "/proc", "--dev", "/dev"]
+    argv = ["--proc", "/proc", "--dev", "/dev", *_proc_cover_args(host)]
     argv += ["--size", str(spec.limits.tmp_size_mb * MiB), "--tmpfs", TMP_MOUNT]
     argv += _interpreter_binds(spec, host)
     argv += _etc_binds(network=spec.network)
@@ -284,6 +351,24 @@ def _filesystem_args(spec: SandboxSpec, host: HostLayout, server_dir: Path) -> l
     if spec.egress_socket is not None:
         argv += ["--bind", str(spec.egress_socket), EGRESS_MOUNT]
     argv += ["--remount-ro", "/", "--chdir", CODE_MOUNT]
+    return argv
+
+
+def _proc_cover_args(host: HostLayout) -> list[str]:
+    """Mask and make read-only what runc does in the sandbox's /proc (after ``--dev``:
+    ``/dev/null`` is the sandbox's own). bubblewrap resolves a bind's source on the host:
+    ``/proc/sys`` is the host's sysctl tree, whose values are those of the namespaces of
+    whoever reads them, bound read-only."""
+    argv: list[str] = []
+    for name in READ_ONLY_PROC:
+        if name in host.proc_entries:
+            argv += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    for name in MASKED_PROC_FILES:
+        if name in host.proc_entries:
+            argv += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if name in host.proc_entries:
+            argv += ["--size", "4096", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
     return argv
 
 

@@ -21,7 +21,9 @@ Specializing a worker, before any of the function's code runs in it:
 4. the runtime imports the handler and answers ``ok``; from then on it is that function's
    worker, and its socket serves that function only.
 
-Isolation: a generic worker has run nothing but our runtime server, so no tenant state can
+Isolation: a generic worker runs as one tenant's host uid (``SandboxSpec.host_ids``) and
+is only handed to a spec of that uid (the pool is keyed by it: ``PrestartPool``). It has
+run nothing but our runtime server, so no tenant state can
 be in it; it is taken out of the pool exactly once and never returns to it (a specialized
 worker stops like any other and is replaced by a new generic one); the directories it
 was given are its own and are removed when it stops. A worker that fails any step is
@@ -55,7 +57,7 @@ from .commands import (
     address_space_mb,
     worker_env,
 )
-from .specs import Limits, Runtime, SandboxSpec
+from .specs import HostIds, Limits, Runtime, SandboxSpec
 from .workers import Worker, WorkerStartError, start_worker
 
 log = logging.getLogger(__name__)
@@ -70,8 +72,18 @@ class SpecializeError(Exception):
     """The generic worker could not become the function's worker (it has been stopped)."""
 
 
+Key = tuple[Runtime, HostIds | None]
+
+
 class PrestartPool:
-    """``size`` generic workers per runtime, each handed out once."""
+    """``size`` generic workers per runtime and per tenant uid, each handed out once.
+
+    A generic worker runs as one tenant's host uid from its first instruction (a running
+    process cannot be re-owned safely), so it may only become a worker of that tenant:
+    the pool keeps workers per ``(runtime, host_ids)``. A tenant's workers are started
+    once it is ``wanted`` (its first deploy or call) and kept for the ``tenants`` most
+    recently wanted; the others' are stopped. Where the gateway cannot switch uid,
+    ``host_ids`` is None for every spec and the pool is one shared set, as before."""
 
     def __init__(
         self,
@@ -88,6 +100,7 @@ class PrestartPool:
         cgroup_root: Path | None = None,
         refill_delay_s: float = 0.5,
         seccomp: bool = True,
+        tenants: int = 16,
     ) -> None:
         #: code/deps directories of the workers: on the builds' file system, for hard links
         self.slots_dir = slots_dir
@@ -105,11 +118,16 @@ class PrestartPool:
         self.refill_delay_s = refill_delay_s
         #: the seccomp filter on the generic workers (off: a benchmark's comparison only)
         self.seccomp = seccomp
-        self._ready: dict[Runtime, list[Worker]] = {r: [] for r in self.runtimes}
-        self._fillers: dict[Runtime, asyncio.Task[None]] = {}
+        #: how many tenants keep generic workers at once
+        self.tenants = tenants
+        #: the tenants that keep generic workers, least recently wanted first
+        self._wanted: dict[HostIds | None, None] = {}
+        self._ready: dict[Key, list[Worker]] = {}
+        self._fillers: dict[Key, asyncio.Task[None]] = {}
         self._serial = 0
         self._closed = False
         self._changed = asyncio.Event()
+        self._stopping: set[asyncio.Task[int]] = set()
         #: counters for tests and metrics
         self.started = 0
         self.handed_out = 0
@@ -117,55 +135,87 @@ class PrestartPool:
 
     # -- filling -------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Begin filling the pool in the background (the caller does not wait)."""
-        for runtime in self.runtimes:
-            self._refill(runtime)
+    def start(self, host_ids: HostIds | None = None) -> None:
+        """Begin filling the pool for ``host_ids`` in the background (the caller does not
+        wait); without ids: the workers of a gateway that cannot switch uid."""
+        self.want(host_ids)
 
-    def ready(self, runtime: Runtime) -> int:
-        return sum(1 for w in self._ready.get(runtime, []) if w.returncode is None)
+    def want(self, host_ids: HostIds | None) -> None:
+        """Keep generic workers for ``host_ids`` (most recently wanted); stop those of the
+        tenant wanted least recently beyond ``tenants``."""
+        if self._closed or self.size <= 0:
+            return
+        self._wanted.pop(host_ids, None)
+        self._wanted[host_ids] = None
+        while len(self._wanted) > self.tenants:
+            evicted = next(iter(self._wanted))
+            del self._wanted[evicted]
+            for runtime in self.runtimes:
+                self._evict((runtime, evicted))
+        for runtime in self.runtimes:
+            self._refill((runtime, host_ids))
+
+    def _evict(self, key: Key) -> None:
+        task = self._fillers.pop(key, None)
+        if task is not None:
+            task.cancel()
+        for worker in self._ready.pop(key, []):
+            stopping = asyncio.create_task(worker.stop(grace_s=0))
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
+
+    def ready(self, runtime: Runtime, host_ids: HostIds | None = None) -> int:
+        return sum(1 for w in self._ready.get((runtime, host_ids), []) if w.returncode is None)
 
     async def wait_filled(self, timeout_s: float = 60.0) -> None:
-        """Until every runtime has ``size`` generic workers ready (tests, benchmarks)."""
+        """Until every wanted tenant has ``size`` generic workers per runtime ready (tests,
+        benchmarks)."""
         async with asyncio.timeout(timeout_s):
-            while any(self.ready(r) < self.size for r in self.runtimes):
+            while any(
+                self.ready(r, ids) < self.size for r in self.runtimes for ids in self._wanted
+            ):
                 self._changed.clear()
                 await self._changed.wait()
 
-    def _refill(self, runtime: Runtime, delay_s: float = 0.0) -> None:
-        task = self._fillers.get(runtime)
-        if self._closed or self.size <= 0 or (task is not None and not task.done()):
+    def _refill(self, key: Key, delay_s: float = 0.0) -> None:
+        task = self._fillers.get(key)
+        if self._closed or self.size <= 0 or key[1] not in self._wanted:
             return
-        self._fillers[runtime] = asyncio.create_task(
-            self._fill(runtime, delay_s), name=f"prestart-{runtime}"
-        )
+        if task is not None and not task.done():
+            return
+        self._fillers[key] = asyncio.create_task(self._fill(key, delay_s), name="prestart")
 
-    async def _fill(self, runtime: Runtime, delay_s: float = 0.0) -> None:
+    async def _fill(self, key: Key, delay_s: float = 0.0) -> None:
         # one start at a time, and not right after a worker was taken: a start costs
         # about 150 ms of CPU, which would otherwise compete with that worker's first call
         await asyncio.sleep(delay_s)
         failures = 0
-        while not self._closed and self.ready(runtime) < self.size:
-            self._ready[runtime] = [w for w in self._ready[runtime] if w.returncode is None]
+        while not self._closed and key[1] in self._wanted and self.ready(*key) < self.size:
+            ready = self._ready.setdefault(key, [])
+            ready[:] = [w for w in ready if w.returncode is None]
             try:
-                worker = await self._start_generic(runtime)
+                worker = await self._start_generic(*key)
             except (WorkerStartError, OSError) as e:
                 failures += 1
-                log.warning("pre-starting a %s worker failed: %s", runtime, e)
+                log.warning("pre-starting a %s worker failed: %s", key[0], e)
                 await asyncio.sleep(min(30.0, 0.5 * 2**failures))
                 continue
-            if self._closed:
+            if self._closed or key[1] not in self._wanted:
                 await worker.stop(grace_s=0)
                 return
-            self._ready[runtime].append(worker)
+            self._ready.setdefault(key, []).append(worker)
             self._changed.set()
 
-    async def _start_generic(self, runtime: Runtime) -> Worker:
+    async def _start_generic(self, runtime: Runtime, host_ids: HostIds | None) -> Worker:
         self._serial += 1
         self.slots_dir.mkdir(parents=True, exist_ok=True)
         slot = Path(tempfile.mkdtemp(prefix=f"{runtime}-", dir=self.slots_dir))
-        (slot / "code").mkdir()
-        (slot / "deps").mkdir()
+        (slot / "code").mkdir(mode=0o755)
+        (slot / "deps").mkdir(mode=0o755)
+        if host_ids is not None and os.geteuid() == 0:
+            # the tenant's own: readable by its gid only (its uid cannot write it)
+            os.chown(slot, 0, host_ids.gid)
+            os.chmod(slot, 0o750)  # noqa: S103 (group: the tenant only)
         sockets = self.sockets_dir / f"p{self._serial}"
         spec = SandboxSpec(
             name=f"prestart.{runtime}.{os.getpid()}.{self._serial}",
@@ -179,6 +229,7 @@ class PrestartPool:
             log_file=slot / "prestart.log",
             limits=self.limits,
             prestarted=True,
+            host_ids=host_ids,
         )
         try:
             worker = await start_worker(
@@ -220,13 +271,16 @@ class PrestartPool:
         spec does not fit, or specializing failed): the caller then starts one directly."""
         if self._closed or not self.fits(spec):
             return None
-        ready = self._ready[spec.runtime]
+        key = (spec.runtime, spec.host_ids)
+        self.want(spec.host_ids)  # most recently used: kept
+        ready = self._ready.get(key, [])
         worker = None
         while ready and worker is None:
             candidate = ready.pop(0)
-            if candidate.returncode is None:
+            # only a worker running as this spec's uid: never another tenant's
+            if candidate.returncode is None and candidate.spec.host_ids == spec.host_ids:
                 worker = candidate
-        self._refill(spec.runtime, self.refill_delay_s)
+        self._refill(key, self.refill_delay_s)
         if worker is None:
             return None
         try:
@@ -248,7 +302,7 @@ class PrestartPool:
         workers = [w for ready in self._ready.values() for w in ready]
         for ready in self._ready.values():
             ready.clear()
-        await asyncio.gather(*(w.stop(grace_s=0) for w in workers))
+        await asyncio.gather(*(w.stop(grace_s=0) for w in workers), *self._stopping)
 
 
 async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> None:
@@ -282,12 +336,12 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
 
 def _hand_over(worker: Worker, spec: SandboxSpec, generic: SandboxSpec) -> None:
     worker.assign(spec.name, spec.namespace, spec.limits)
-    _link_tree(spec.code_dir, generic.code_dir)
+    link_tree(spec.code_dir, generic.code_dir)
     if spec.deps_dir is not None and generic.deps_dir is not None:
-        _link_tree(spec.deps_dir, generic.deps_dir)
+        link_tree(spec.deps_dir, generic.deps_dir)
 
 
-def _link_tree(source: Path, target: Path) -> None:
+def link_tree(source: Path, target: Path) -> None:
     """Hard-link every file of ``source`` into the empty ``target`` (copy across devices).
 
     The links share the build's inodes; both are read-only inside the sandbox (bound

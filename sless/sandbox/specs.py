@@ -52,6 +52,22 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class HostIds:
+    """The unprivileged host uid and gid a tenant's workers run as (``sless.sandbox.uids``):
+    the sandbox's uid 65534 maps to ``uid`` on the host, its gid 65534 to ``gid``."""
+
+    uid: int
+    gid: int
+
+    def __post_init__(self) -> None:
+        # 0 is root; below 1000 are the host's system accounts; 65534 is nobody, which
+        # every unsandboxed daemon that "drops privileges" shares
+        for label, value in (("uid", self.uid), ("gid", self.gid)):
+            if not 1000 <= value < 2**32 - 1 or value == 65534:
+                raise ValueError(f"{label} {value} is not a tenant's unprivileged host id")
+
+
+@dataclass(frozen=True)
 class SandboxSpec:
     """Everything needed to launch one worker of one function version."""
 
@@ -85,6 +101,10 @@ class SandboxSpec:
     #: a generic worker of the pre-started pool (``prestarting``): no function yet, empty
     #: code and deps directories, no address-space limit until it is specialized
     prestarted: bool = False
+    #: the tenant's own host uid and gid; None only where the gateway is not root (it then
+    #: cannot switch uid and every worker runs as the gateway's uid): ``workers`` refuses
+    #: to start a worker as host root
+    host_ids: HostIds | None = None
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name) or ".." in self.name:

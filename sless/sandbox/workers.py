@@ -15,6 +15,12 @@ A worker is one bubblewrap process tree running one runtime server. Launch seque
 
 stdout and stderr go straight to the log file (opened in append mode by us): a chatty
 function costs the gateway no memory and no copying.
+
+Host identity: when the gateway runs as root, bubblewrap (or, with
+``--unsafe-no-sandbox``, the interpreter) is started as the spec's ``host_ids``, the
+tenant's own unprivileged uid and gid with no supplementary groups, and a spec without
+them is refused (``_credentials``, through ``setpriv``): no path runs tenant code as host
+root. A gateway that is not root cannot switch uid; its workers run as its own uid.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
         filter_fd = seccomp_filter.program_fd()
     except seccomp_filter.SeccompUnavailable as e:
         return False, str(e)
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return False, "setpriv not found (workers run as their tenant's uid): install util-linux"
     probe = [
         path,
         "--seccomp",
@@ -204,6 +212,30 @@ class Worker:
         return code
 
 
+def _credentials(spec: SandboxSpec) -> list[str]:
+    """The ``setpriv`` prefix that makes the worker's process the tenant's host ids (real,
+    effective and saved uid and gid, no supplementary groups, hence no capabilities)
+    before it executes anything, when this process is root; refused without ids. Not
+    ``Popen(user=...)``: uvloop's subprocesses do not take it."""
+    if os.geteuid() != 0:
+        return []
+    if spec.host_ids is None:
+        raise WorkerStartError(
+            f"worker {spec.name}: refusing to run tenant code as host root (no host uid)"
+        )
+    ids = spec.host_ids
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return [setpriv, f"--reuid={ids.uid}", f"--regid={ids.gid}", "--clear-groups", "--"]
+
+
+def _prepare_socket_dir(spec: SandboxSpec) -> None:
+    """The socket directory, writable by the worker's uid only (it is bound read-write)."""
+    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0 and spec.host_ids is not None:
+        os.chown(spec.socket_dir, spec.host_ids.uid, spec.host_ids.gid)
+    spec.socket_dir.chmod(0o700)
+
+
 async def _spawn(
     spec: SandboxSpec,
     command: LaunchCommand,
@@ -216,8 +248,10 @@ async def _spawn(
 ) -> asyncio.subprocess.Process:
     """Start ``command`` with the worker already inside ``cgroup`` before its code runs,
     under the seccomp filter unless ``seccomp`` is false (a benchmark's comparison only)."""
+    credentials = _credentials(spec)
     if unsafe_no_sandbox:
         process = await asyncio.create_subprocess_exec(
+            *credentials,
             *command.argv,
             stdin=subprocess.DEVNULL,
             stdout=stdout,
@@ -250,6 +284,7 @@ async def _spawn(
         os.write(args_fd, b"".join(a.encode() + b"\0" for a in options))
         os.lseek(args_fd, 0, os.SEEK_SET)
         process = await asyncio.create_subprocess_exec(
+            *credentials,
             bwrap,
             "--args",
             str(args_fd),
@@ -268,7 +303,9 @@ async def _spawn(
     try:
         info = await asyncio.wait_for(asyncio.to_thread(_read_all, info_r), 10)
         if cgroup is not None:
-            cgroup.add(process.pid)
+            # bubblewrap may already have failed (its log says why): the caller sees it exit
+            with contextlib.suppress(ProcessLookupError):
+                cgroup.add(process.pid)
             child = json.loads(info or "{}").get("child-pid")
             if isinstance(child, int):
                 with contextlib.suppress(ProcessLookupError, OSError):
@@ -324,7 +361,7 @@ async def start_worker(
         unsafe_no_sandbox=unsafe_no_sandbox,
         host=host or HostLayout.discover(),
     )
-    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    _prepare_socket_dir(spec)
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
     cgroup, reason = Cgroup.create(
@@ -396,7 +433,7 @@ async def check_handler(
         host=host or HostLayout.discover(),
         check=True,
     )
-    spec.socket_dir.mkdir(parents=True, exist_ok=True)
+    _prepare_socket_dir(spec)
     check_spec_name = f"{spec.name}.check"
     cgroup, _ = Cgroup.create(
         check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace

@@ -39,6 +39,7 @@ async def test_code_and_system_are_read_only(tmp_path: Path) -> None:
         await worker.stop()
     outcomes = data["result"]
     assert outcomes.pop("/tmp") == "written"
-    assert set(outcomes.values()) == {"OSError"}, outcomes  # EROFS everywhere else
+    # EROFS, or EACCES first where the tenant's host uid does not own the file
+    assert set(outcomes.values()) <= {"OSError", "PermissionError"}, outcomes
     assert "pwned" not in (worker.spec.code_dir / "handler.py").read_text()
     assert not (worker.spec.code_dir / "new.py").exists()

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -45,10 +46,19 @@ from sless.backends.local.launching import MissingSecrets, WorkerLauncher
 from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
 from sless.backends.local.triggering import TriggerTables
+from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid
 from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
-from sless.models import CodeRef, Function, FunctionSpec, Phase, Runtime, TrafficTarget
-from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionSpec,
+    Phase,
+    Runtime,
+    TrafficTarget,
+    namespace_for,
+)
+from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir, reachable_by_others
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
@@ -68,6 +78,17 @@ log = logging.getLogger(__name__)
 _RESYNC_INTERVAL_S = 30.0
 _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
+
+
+def _make_private(data_dir: Path) -> None:
+    """No tenant uid may list the data dir nor enter what it holds for the gateway (builds,
+    logs, blobs): workers read their code through their views, their logs through fds.
+    Searchable only: embedded PostgreSQL's own uid reaches ``pg`` by name."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.chmod(0o711)
+    for name in ("builds", "logs", "blobs"):
+        (data_dir / name).mkdir(exist_ok=True)
+        (data_dir / name).chmod(0o700)
 
 
 class LocalBackend(TriggerTables, VersionPools):
@@ -119,14 +140,30 @@ class LocalBackend(TriggerTables, VersionPools):
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
-        # Unix socket paths are limited to 108 bytes: keep them short, under /tmp.
-        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-"))
-        self.launcher.run_dir = self._run_dir
         sandbox = self.settings.sandbox
+        if can_switch_uid():
+            uid_range = UidRange.of(sandbox)
+            uid_range.check_host()  # UidRangeError: one line for the operator
+            self.launcher.uids = SandboxUids(self.db, uid_range)
+            _make_private(self.settings.data_dir)
+        else:
+            log.warning(
+                "the gateway is not root: every function runs as its uid %d, not as a host"
+                " uid of its own (docs/SECURITY.md)",
+                os.geteuid(),
+            )
+        # Unix socket paths are limited to 108 bytes: keep them short, under /tmp. The
+        # workers' uids must reach their own directories in it, and list none: 0711.
+        base = Path(tempfile.gettempdir())
+        if self.launcher.uids is not None and not reachable_by_others(base):
+            base = Path("/tmp")  # noqa: S108 (a private TMPDIR: the workers could not enter)
+        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-", dir=base))
+        self._run_dir.chmod(0o711)
+        self.launcher.run_dir = self._run_dir
         if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
             self.launcher.prestart = PrestartPool(
-                # next to the builds: the code is hard-linked from there
-                slots_dir=self.settings.data_dir / "prestart",
+                # next to the tenants' views of the builds: the code is hard-linked
+                slots_dir=self._run_dir / "prestart",
                 sockets_dir=self._run_dir,
                 size=sandbox.prestart_size,
                 limits=self.launcher.limits(FunctionSpec.model_fields["memory_mb"].default),
@@ -134,8 +171,11 @@ class LocalBackend(TriggerTables, VersionPools):
                 bwrap=sandbox.bwrap,
                 start_timeout_s=sandbox.start_timeout_s,
                 seccomp=sandbox.seccomp,
+                tenants=sandbox.prestart_tenants,
             )
-            self.launcher.prestart.start()
+            if self.launcher.uids is None:
+                self.launcher.prestart.start()  # one shared set: every worker is our uid
+            # else a tenant's generic workers start with its first deploy or call
         self._listener = await self.db.acquire()
         await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
         await self._listener.add_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
@@ -294,7 +334,13 @@ class LocalBackend(TriggerTables, VersionPools):
             build = await self.builder.ensure_built(spec.runtime, code.sha256)
             ok, message = await check_handler(
                 self.launcher.sandbox_spec(
-                    namespace, name, spec, build, serial=0, secret_env=secret_env
+                    namespace,
+                    name,
+                    spec,
+                    build,
+                    serial=0,
+                    secret_env=secret_env,
+                    host_ids=await self.launcher.host_ids(namespace),
                 ),
                 runtimes_dir=self.runtimes_dir,
                 bwrap=self.settings.sandbox.bwrap,
@@ -351,7 +397,9 @@ class LocalBackend(TriggerTables, VersionPools):
         await self._collect_garbage(record)
 
     async def provision_tenant(self, tenant: str) -> None:
-        """Nothing to create in embedded mode: a tenant's workers need no infrastructure."""
+        """The tenant's host uid (allocated now, once) and its pre-started workers: its first
+        call after its first deploy meets one."""
+        await self.launcher.host_ids(namespace_for(tenant))
 
     async def remove_tenant(self, tenant: str) -> None:
         """Nothing to remove in embedded mode (``delete_namespace`` removed its objects)."""
@@ -374,6 +422,9 @@ class LocalBackend(TriggerTables, VersionPools):
                 continue  # a version keeps it (the gateway collects it with the version)
             if not await self.functions.sha256_in_use(spec.code.sha256):
                 self.builder.remove(spec.runtime, spec.code.sha256)
+                self.launcher.drop_views(
+                    self.builder.path_for(spec.runtime, spec.code.sha256).root.name
+                )
                 await self.blobs.delete(spec.code.sha256)
 
     def build_durations(self) -> dict[tuple[str, str], tuple[int, float]]:
@@ -385,6 +436,7 @@ class LocalBackend(TriggerTables, VersionPools):
             return False
         for runtime in Runtime:
             self.builder.remove(runtime, sha256)
+            self.launcher.drop_views(self.builder.path_for(runtime, sha256).root.name)
         return True
 
     async def set_code(

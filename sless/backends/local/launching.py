@@ -4,6 +4,14 @@
 ``Worker``: from the pre-started pool when one fits (``sless.sandbox.PrestartPool``), else
 a bubblewrap sandbox of its own. The spec's environment carries the function's secrets,
 revealed here from the encrypted store and handed to the sandbox in memory only.
+
+Host identity and files (when the gateway runs as root): a worker runs as its namespace's
+own host uid and gid (``uids``). It reads its build through the tenant's *view*: a
+directory ``<run dir>/t<uid>/`` (root-owned, group the tenant's gid, mode 0750) holding
+hard links of the builds it uses. The builds themselves and the data dir stay private to
+the gateway's uid; the run dir is searchable only (0711), so no uid can list it and a
+tenant's uid can enter its own view only. Socket directories belong to the worker's uid
+(0700), the function's egress proxy socket to the tenant's gid (0660).
 """
 
 from __future__ import annotations
@@ -11,21 +19,27 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from pydantic import SecretStr
 
 from sless.backends.local.building import Build
 from sless.backends.local.logfiles import LogFiles
+from sless.backends.local.uids import SandboxUids
 from sless.config import Settings
 from sless.errors import UpstreamError
 from sless.models import FunctionSpec
 from sless.sandbox import (
+    HostIds,
     Limits,
     PrestartPool,
     SandboxSpec,
     Worker,
     WorkerStartError,
+    link_tree,
     start_worker,
 )
 from sless.store import SecretRepository
@@ -62,6 +76,52 @@ class WorkerLauncher:
         self.run_dir: Path | None = None
         #: generic workers that a function's first worker is made from (None: off)
         self.prestart: PrestartPool | None = None
+        #: each namespace's host uid (None: the gateway cannot switch uid)
+        self.uids: SandboxUids | None = None
+
+    async def host_ids(self, namespace: str) -> HostIds | None:
+        """The host uid/gid of ``namespace``'s workers (None: the gateway's own); its
+        pre-started workers are kept from now on."""
+        if self.uids is None:
+            return None
+        ids = await self.uids.ids(namespace)
+        if self.prestart is not None:
+            self.prestart.want(ids)
+        return ids
+
+    def view(self, build: Build, host_ids: HostIds | None) -> Build:
+        """``build`` as the workers of ``host_ids`` read it (see the module docstring);
+        made once per tenant and build while the gateway runs."""
+        if host_ids is None:
+            return build
+        if self.run_dir is None:
+            raise RuntimeError("backend not started")
+        root = self.run_dir / f"t{host_ids.uid}"
+        if not root.exists():
+            root.mkdir(mode=0o750)
+            os.chown(root, 0, host_ids.gid)
+        view = Build(root / build.root.name)
+        if (view.root / ".complete").exists():
+            return view
+        staging = Path(tempfile.mkdtemp(prefix=".view-", dir=root))
+        try:
+            staging.chmod(0o755)
+            for part in ("code", "deps"):
+                if (build.root / part).is_dir():
+                    link_tree(build.root / part, staging / part)
+            (staging / ".complete").touch()
+            if view.root.exists():
+                shutil.rmtree(view.root)
+            staging.rename(view.root)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return view
+
+    def drop_views(self, build_name: str) -> None:
+        """Remove every tenant's view of a build that is being removed."""
+        if self.run_dir is not None:
+            for view in self.run_dir.glob(f"t*/{build_name}"):
+                shutil.rmtree(view, ignore_errors=True)
 
     async def secret_env(
         self, namespace: str, spec: FunctionSpec
@@ -104,6 +164,7 @@ class WorkerLauncher:
         serial: int,
         egress_socket: Path | None = None,
         secret_env: dict[str, SecretStr] | None = None,
+        host_ids: HostIds | None = None,
     ) -> SandboxSpec:
         # the version is part of a worker's identity: two versions of one function serve
         # side by side (a traffic split), each with its own sockets and cgroups
@@ -112,6 +173,7 @@ class WorkerLauncher:
         socket_dir.mkdir(parents=True, exist_ok=True)
         log_file = self.logs.path(namespace, name)
         log_file.parent.mkdir(parents=True, exist_ok=True)
+        build = self.view(build, host_ids)
         return SandboxSpec(
             name=f"{namespace}.{instance}.{serial}",
             runtime=spec.runtime.value,
@@ -132,6 +194,7 @@ class WorkerLauncher:
             egress_socket=egress_socket,
             timeout_s=spec.timeout_s,
             concurrency=spec.concurrency,
+            host_ids=host_ids,
         )
 
     async def start(
@@ -153,6 +216,7 @@ class WorkerLauncher:
             serial=serial,
             egress_socket=egress_socket,
             secret_env=secret_env,
+            host_ids=await self.host_ids(namespace),
         )
         if self.prestart is not None:
             worker = await self.prestart.take(sandbox_spec)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 
 from pydantic import SecretStr
@@ -189,6 +190,11 @@ class VersionPools:
                 name=f"{namespace}/{name}",
             )
             await proxy.start()
+            host_ids = await self.launcher.host_ids(namespace)
+            if host_ids is not None:
+                # connectable by this tenant's workers only (and the gateway)
+                os.chown(proxy.socket_path, 0, host_ids.gid)
+                proxy.socket_path.chmod(0o660)
         egress_socket = proxy.socket_path if proxy is not None else None
 
         async def factory(serial: int) -> Worker:

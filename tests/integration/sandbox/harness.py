@@ -7,6 +7,8 @@ code is the attacker, so each attack test sends exactly the code it is about.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import textwrap
 import uuid
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from sless.sandbox import (
+    HostIds,
     Limits,
     Runtime,
     SandboxSpec,
@@ -25,6 +28,9 @@ from sless.sandbox import (
 )
 
 RUNTIMES_DIR = default_runtimes_dir()
+#: host ids of the tests' tenants, in the default range (SLESS_SANDBOX_UID_BASE)
+TENANT_A = HostIds(uid=100_060_001, gid=100_060_001)
+TENANT_B = HostIds(uid=100_060_002, gid=100_060_002)
 
 PROBE_PY = """
 import traceback
@@ -76,8 +82,10 @@ def make_spec(
     concurrency: int = 1,
     deps_dir: Path | None = None,
     entrypoint: str = "handler.handle",
+    host_ids: HostIds | None = TENANT_A,
 ) -> SandboxSpec:
     workdir.mkdir(parents=True, exist_ok=True)
+    searchable(workdir)
     code = workdir / "code"
     if not code.exists():
         write_probe(code, runtime)
@@ -96,7 +104,19 @@ def make_spec(
         concurrency=concurrency,
         function="probe",
         namespace="tests",
+        host_ids=host_ids,
     )
+
+
+def searchable(path: Path) -> None:
+    """Let the workers' uids reach ``path`` (bubblewrap resolves bind sources as them):
+    pytest's base temporary directory is 0700."""
+    for directory in [*reversed(path.parents), path]:
+        mode = directory.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            os.chmod(
+                directory, stat.S_IMODE(mode) | stat.S_IXOTH | stat.S_IROTH * (directory == path)
+            )
 
 
 async def launch(spec: SandboxSpec) -> Worker:

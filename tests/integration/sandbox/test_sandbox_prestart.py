@@ -17,7 +17,14 @@ from sless.sandbox import (
     address_space_mb,
     specialize,
 )
-from tests.integration.sandbox.harness import RUNTIMES_DIR, make_spec, require_sandbox, run_probe
+from tests.integration.sandbox.harness import (
+    RUNTIMES_DIR,
+    TENANT_A,
+    make_spec,
+    require_sandbox,
+    run_probe,
+    searchable,
+)
 
 LIMITS = Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8)
 
@@ -25,6 +32,7 @@ LIMITS = Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb
 @pytest.fixture
 async def pool(tmp_path: Path) -> AsyncIterator[PrestartPool]:
     require_sandbox()
+    searchable(tmp_path)
     prestart = PrestartPool(
         slots_dir=tmp_path / "slots",
         sockets_dir=tmp_path / "s",
@@ -32,7 +40,7 @@ async def pool(tmp_path: Path) -> AsyncIterator[PrestartPool]:
         limits=LIMITS,
         runtimes_dir=RUNTIMES_DIR,
     )
-    prestart.start()
+    prestart.start(TENANT_A)
     await prestart.wait_filled()
     yield prestart
     await prestart.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sless.sandbox import HostLayout, Limits, SandboxSpec, address_space_mb, build_command
+from sless.sandbox import HostIds, HostLayout, Limits, SandboxSpec, address_space_mb, build_command
 
 HOST = HostLayout(
     python_prefix=Path("/opt/pyenv/versions/3.11.7"),
@@ -47,7 +47,7 @@ def argv(spec: SandboxSpec | None = None, **kw: object) -> list[str]:
         runtimes_dir=RUNTIMES,
         bwrap="/usr/bin/bwrap",
         unsafe_no_sandbox=bool(kw.get("unsafe", False)),
-        host=HOST,
+        host=kw["host"] if isinstance(kw.get("host"), HostLayout) else HOST,  # type: ignore[arg-type]
         check=bool(kw.get("check", False)),
     )
     return list(command.argv)
@@ -152,12 +152,12 @@ def test_filesystem_binds() -> None:
 
 def test_tmp_is_a_sized_tmpfs_and_root_is_read_only() -> None:
     opts = options(argv())
-    i = opts.index("--tmpfs")
-    assert opts[i + 1] == "/tmp"
+    i = next(i for i, a in enumerate(opts) if a == "--tmpfs" and opts[i + 1] == "/tmp")
     assert opts[i - 2 : i] == ["--size", str(16 * 1024 * 1024)]
-    assert opts[opts.index("--remount-ro") + 1] == "/"
-    # the remount comes after every mount
-    assert opts.index("--remount-ro") > max(i for i, a in enumerate(opts) if a.endswith("bind"))
+    last = len(opts) - 1 - opts[::-1].index("--remount-ro")
+    assert opts[last + 1] == "/"
+    # the remount of the root comes after every mount
+    assert last > max(i for i, a in enumerate(opts) if a.endswith("bind"))
 
 
 def test_no_deps_dir_means_no_deps_mount() -> None:
@@ -278,3 +278,42 @@ def test_a_prestarted_worker_gets_no_function_and_sets_its_own_address_space() -
     # the same sandbox as any worker: every namespace unshared, code read-only
     assert "--unshare-all" in options(args)
     assert ("/data/code/abc", "/code") in pairs(options(args), "--ro-bind")
+
+
+def test_proc_is_masked_and_read_only_as_runc_does() -> None:
+    """runc's maskedPaths read as an unreadable empty file or an empty read-only tmpfs;
+    its readonlyPaths (/proc/sys first: core_pattern, file-max...) are bound read-only,
+    all after the sandbox's own /proc and /dev are mounted."""
+    opts = options(argv())
+    binds = pairs(opts, "--ro-bind")
+    for name in ("sys", "sysrq-trigger", "bus", "fs", "irq"):
+        assert (f"/proc/{name}", f"/proc/{name}") in binds
+    for name in ("kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug"):
+        assert ("/dev/null", f"/proc/{name}") in binds
+    for name in ("acpi", "asound", "scsi"):
+        i = next(i for i, a in enumerate(opts) if a == "--tmpfs" and opts[i + 1] == f"/proc/{name}")
+        assert opts[i + 2 : i + 4] == ["--remount-ro", f"/proc/{name}"]
+    first_cover = min(i for i, a in enumerate(opts) if a.startswith("/proc/"))
+    assert opts.index("--proc") < opts.index("--dev") < first_cover
+    assert not any(a.startswith("/sys") for a in opts)
+
+
+def test_only_the_proc_entries_this_kernel_has_are_covered() -> None:
+    host = HostLayout(**{**HOST.__dict__, "proc_entries": frozenset({"sys", "kcore"})})
+    opts = options(argv(host=host))
+    covered = [dst for dst in opts if dst.startswith("/proc/")]
+    assert covered == ["/proc/sys", "/proc/sys", "/proc/kcore"]
+
+
+@pytest.mark.parametrize(
+    ("uid", "gid"), [(0, 100_000_000), (100_000_000, 0), (65534, 65534), (999, 5000)]
+)
+def test_host_ids_are_never_root_nor_a_system_or_shared_id(uid: int, gid: int) -> None:
+    with pytest.raises(ValueError, match="unprivileged host id"):
+        HostIds(uid=uid, gid=gid)
+
+
+def test_a_spec_carries_its_tenants_host_ids() -> None:
+    ids = HostIds(uid=100_000_007, gid=100_000_007)
+    assert make_spec(host_ids=ids).host_ids == ids
+    assert make_spec().host_ids is None
