@@ -89,6 +89,8 @@ class LocalBackend(TriggerTables, VersionPools):
             settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
+        #: the largest answer a call may read (Serving)
+        self.max_response_bytes = settings.gateway.max_response_bytes
         self.versions = VersionRepository(pool)
         self._index: dict[Key, FunctionRecord] = {}
         #: the pool of each function's serving version (the current version of its spec)
