@@ -83,7 +83,8 @@ def worker_ended(ending: Ending | None) -> str:
     if ending is None:
         return "the worker closed the connection without a complete answer"
     killed = ending.signal
-    if ending.oom_killed and killed in (None, signal.SIGKILL):
+    # an OOM kill counted earlier (of a child) does not explain an exit of the worker's own
+    if ending.oom_killed and killed in (None, signal.SIGKILL) and ending.status is None:
         limit = f" ({ending.memory_mb} MiB limit)" if ending.memory_mb else ""
         reason = f"worker killed: out of memory{limit}"
     elif killed == signal.SIGXCPU:
