@@ -180,3 +180,28 @@ def test_the_limit_is_a_setting_with_a_documented_default() -> None:
     assert default == 32 * 1024 * 1024
     docs = (Path(__file__).parents[2] / "docs").rglob("*.md")
     assert any("SLESS_GATEWAY_MAX_RESPONSE_BYTES" in p.read_text() for p in docs)
+
+
+def test_a_job_run_names_the_reason(gateway: RunningGateway, acme: httpx.Client) -> None:
+    deploy(acme, NS, "job-exits", EXITS)
+    job = f"/v1/namespaces/{NS}/jobs/crashing"
+    created = acme.put(job, json={"function": "job-exits", "run_id": 1, "payload": {}})
+    assert created.status_code == 201, created.text
+
+    def finished() -> dict[str, Any] | None:
+        status: dict[str, Any] = acme.get(job).json()["status"]
+        return status if status["phase"] in ("Succeeded", "Failed") else None
+
+    status = wait_for("the job run", finished, timeout=120)
+    assert status["phase"] == "Failed", status
+    assert "worker exited with status 3" in (status["error"] or ""), status
+    record = wait_for(
+        "the run's record",
+        lambda: (
+            acme.get(f"/v1/namespaces/{NS}/invocations/{status['invocation_id']}")
+            .json()
+            .get("reason")
+        ),
+    )
+    assert "worker exited with status 3" in record
+    assert "worker exited with status 3" in _logs(acme, "job-exits")
