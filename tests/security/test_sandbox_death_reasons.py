@@ -10,14 +10,19 @@ function's log gets a line from the platform, and the invocation record carries 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 import pytest
 
 from sless.config import Settings
+from sless.models.endings import worker_ended
+from sless.sandbox import Limits
 from tests.conftest import RunningGateway
+from tests.integration.sandbox.harness import launch, make_spec, require_sandbox, run_probe
 from tests.support import deploy, wait_for
 
 pytestmark = pytest.mark.integration
@@ -205,3 +210,31 @@ def test_a_job_run_names_the_reason(gateway: RunningGateway, acme: httpx.Client)
     )
     assert "worker exited with status 3" in record
     assert "worker exited with status 3" in _logs(acme, "job-exits")
+
+
+async def test_a_fork_refused_at_the_process_limit_is_named(tmp_path: Path) -> None:
+    """A worker that dies after its forks were refused names its process limit too."""
+    require_sandbox()
+    worker = await launch(make_spec(tmp_path, limits=Limits(memory_mb=128, max_processes=16)))
+    if not worker.cgroup_limited:
+        await worker.stop()
+        pytest.fail(f"cgroup limits expected on this host: {worker.cgroup_reason}")
+    bomb = (
+        "import os, time\n"
+        "for _ in range(300):\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        os._exit(4)\n"
+        "    if pid == 0:\n"
+        "        time.sleep(60)\n"
+        "        os._exit(0)\n"
+    )
+    try:
+        with pytest.raises(aiohttp.ClientError):
+            await run_probe(worker, bomb)
+        await asyncio.wait_for(worker.wait(), 10)
+        reason = worker_ended(await worker.ending())
+    finally:
+        await worker.stop()
+    assert reason == "worker exited with status 4 (a fork was refused at its process limit of 16)"
