@@ -23,7 +23,7 @@ from sless.backends.base import (
     Upstream,
     WatchedTrigger,
 )
-from sless.backends.calling import Response, call_function, route
+from sless.backends.calling import Response, call_function, reason_of, route
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -64,5 +64,6 @@ __all__ = [
     "call_function",
     "make_backend",
     "make_cluster_backend",
+    "reason_of",
     "route",
 ]

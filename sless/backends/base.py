@@ -7,7 +7,7 @@ invocation to. Validation, blobs, tenancy and the HTTP API are shared and live o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -23,6 +23,7 @@ from sless.models import (
     Trigger,
     TriggerSpec,
 )
+from sless.models.endings import Ending
 
 
 @dataclass
@@ -34,6 +35,12 @@ class Upstream:
     timed_out: bool = False
     #: set by the gateway when the connection failed (a crashed worker)
     failed: bool = False
+    #: how the worker of a failed call ended, as far as the mode can tell (None: it
+    #: cannot); ``call_function`` words it with ``sless.models.endings``
+    ending: Callable[[], Awaitable[Ending | None]] | None = None
+    #: appends one line of the platform's to the function's log (None: the mode has no
+    #: log of its own to append to, e.g. a pod's output)
+    note: Callable[[str], None] | None = None
 
 
 class FunctionStore(Protocol):
@@ -97,6 +104,9 @@ class FunctionStore(Protocol):
 class Serving(Protocol):
     """The hot path: the spec that serves, whether http reaches it, and an upstream to
     proxy one call to. No I/O in ``serving`` and ``http_disabled``."""
+
+    #: the largest answer a call may read (``SLESS_GATEWAY_MAX_RESPONSE_BYTES``)
+    max_response_bytes: int
 
     def serving(self, namespace: str, name: str, version: str | None = None) -> FunctionSpec:
         """The spec that serves invocations (with its traffic split), or with ``version``

@@ -6,6 +6,12 @@ send one HTTP request with the invocation id and deadline, read a bounded respon
 lives beside the backends because both modes hand it the same ``Upstream``, and because
 ``sless.events`` (below the gateway) needs it too. The header rule of both directions is
 ``sless.backends.headers``.
+
+A call that dies (its worker ended, it timed out, its answer was over the response limit)
+raises an error whose message says why, in the words of ``sless.models.endings``, with
+the bare reason in ``details["reason"]`` (``reason_of``) for the invocation record; the
+same reason is appended to the function's log where the mode keeps one
+(``Upstream.note``). Whoever called, the tenant reads the same words.
 """
 
 from __future__ import annotations
@@ -16,16 +22,16 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from sless.backends import headers as _headers
-from sless.backends.base import Serving
+from sless.backends.base import Serving, Upstream
 from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
-from sless.errors import BadRequest, InvocationTimeout, UpstreamError
+from sless.errors import BadRequest, InvocationTimeout, SlessError, UpstreamError
 from sless.models import FunctionSpec
+from sless.models import endings as _endings
 
 log = logging.getLogger(__name__)
-
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -72,8 +78,9 @@ async def call_function(
 
     Hop-by-hop fields (and those ``Connection`` names) are removed here from what goes out
     and from what comes back, whoever built ``headers``. Raises ``InvocationTimeout``,
-    ``UpstreamError``, ``NotReady`` or ``NotFound``. ``version``: the version to call
-    (None: one drawn by the serving spec's traffic split, see ``route``).
+    ``UpstreamError`` (both naming why the call died: ``reason_of``), ``NotReady`` or
+    ``NotFound``. ``version``: the version to call (None: one drawn by the serving spec's
+    traffic split, see ``route``). The answer is at most ``backend.max_response_bytes``.
     """
     version = route(backend.serving(namespace, name), version)
     deadline = time.time() + timeout_s
@@ -82,21 +89,47 @@ async def call_function(
         ("x-sless-invocation-id", str(invocation_id)),
         ("x-sless-deadline", f"{deadline:.3f}"),
     ]
+    limit = backend.max_response_bytes
     async with backend.upstream(namespace, name, version) as upstream:
         try:
             async with asyncio.timeout(timeout_s):
                 raw = await upstream.client.request(
-                    method, path, forwarded, body, max_response_bytes=MAX_RESPONSE_BYTES
+                    method, path, forwarded, body, max_response_bytes=limit
                 )
         except TimeoutError:
             upstream.timed_out = True
-            raise InvocationTimeout(f"the function did not answer within {timeout_s:g} s") from None
+            reason = _endings.timed_out(timeout_s)
+            raise _died(InvocationTimeout, upstream, invocation_id, reason) from None
         except ResponseTooLarge:
-            raise UpstreamError("the function's response is too large") from None
+            reason = _endings.response_too_large(limit)
+            raise _died(UpstreamError, upstream, invocation_id, reason) from None
         except UpstreamBroken as e:
             upstream.failed = True
-            log.warning("invocation of %s/%s failed: %s", namespace, name, e)
-            raise UpstreamError("the function's worker failed") from None
+            ending = await upstream.ending() if upstream.ending is not None else None
+            reason = _endings.worker_ended(ending)
+            log.warning("invocation of %s/%s failed: %s (%s)", namespace, name, e, reason)
+            raise _died(UpstreamError, upstream, invocation_id, reason) from None
         except ValueError as e:
             raise BadRequest(f"the request cannot be forwarded: {e}") from None
     return Response(raw.status, _headers.from_function(raw.headers), raw.body, version)
+
+
+def _died(
+    kind: type[SlessError], upstream: Upstream, invocation_id: uuid.UUID, reason: str
+) -> SlessError:
+    """The error of a call that died for ``reason``, after noting it in the function's log."""
+    reason = _endings.bounded(reason)
+    if upstream.note is not None:
+        try:
+            upstream.note(_endings.log_line(reason, invocation_id=invocation_id))
+        except OSError as e:  # the caller still learns why; the log is best effort
+            log.warning("cannot append to a function's log: %s", e.strerror or e)
+    return kind(f"the function failed: {reason}", details={"reason": reason})
+
+
+def reason_of(error: SlessError) -> str | None:
+    """Why a call died, when ``error`` says (``call_function``'s errors do)."""
+    details: Any = error.details
+    if isinstance(details, dict) and isinstance(details.get("reason"), str):
+        return str(details["reason"])
+    return None

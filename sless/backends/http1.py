@@ -143,7 +143,7 @@ class _Connection(asyncio.Protocol):
     def on_body(self, body: bytes) -> None:
         self._size += len(body)
         if self._size > self._limit:
-            self._fail(ResponseTooLarge("the function's response is too large"))
+            self._fail(ResponseTooLarge(f"the response is larger than {self._limit} bytes"))
             return
         self._body.append(body)
 

@@ -13,6 +13,9 @@ class GatewaySettings(BaseModel):
     port: int = 8080
     #: largest request body accepted by ``/fn/...`` (413 above it)
     max_invoke_body_bytes: int = 6 * 1024 * 1024
+    #: largest response body a function may answer (a larger one fails the call with 502
+    #: "response larger than ..."), in every mode and for every kind of call
+    max_response_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
     #: largest zip accepted by the upload endpoint (413 above it)
     max_upload_bytes: int = 50 * 1024 * 1024
     #: how long a clean shutdown waits for in-flight invocations

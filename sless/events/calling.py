@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Serving, call_function, route
+from sless.backends import Serving, call_function, reason_of, route
 from sless.errors import NotFound, SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
@@ -36,6 +36,8 @@ class Outcome:
     message: str = ""
     #: the function's version that was called (drawn by its traffic split)
     version: str | None = None
+    #: why the call died (``sless.models.endings``; also in ``message``); None: it did not
+    reason: str | None = None
 
     @property
     def retryable(self) -> bool:
@@ -76,6 +78,7 @@ async def invoke(
     status, payload, content_type = 500, b"", None
     error: str | None = None
     message = ""
+    reason: str | None = None
     named, version = version, None
     try:
         try:
@@ -104,6 +107,7 @@ async def invoke(
         )
     except SlessError as e:
         status, error, message = e.status, e.code, e.message
+        reason = reason_of(e)
     except Exception as e:  # a background call must end in an outcome, whatever happened
         log.exception("call of %s/%s failed", namespace, name)
         error, message = "internal", type(e).__name__
@@ -117,6 +121,7 @@ async def invoke(
         error=error,
         message=message,
         version=version,
+        reason=reason,
     )
 
 
@@ -141,6 +146,7 @@ def outcome_record(
         error=outcome.error,
         trigger=trigger,
         version=outcome.version,
+        reason=outcome.reason,
     )
 
 

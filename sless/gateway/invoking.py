@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function, route
+from sless.backends import call_function, reason_of, route
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
@@ -96,6 +96,7 @@ class _Call:
         "name",
         "namespace",
         "queued",
+        "reason",
         "request_bytes",
         "responded",
         "response_bytes",
@@ -123,6 +124,8 @@ class _Call:
         self.response_bytes = 0
         self.status = 500
         self.error: str | None = None
+        #: why the call died, as its caller was told (``sless.models.endings``)
+        self.reason: str | None = None
         #: the function exists (only then is the call recorded)
         self.known = False
         #: queued for later: the async path records it when it ends
@@ -147,6 +150,7 @@ class _Call:
             started_at=self.started_at,
             error=self.error,
             version=self.version,
+            reason=self.reason,
         )
 
     async def send_json(
@@ -175,13 +179,20 @@ class _Call:
         self.response_bytes = len(payload)
 
     async def send_error(
-        self, send: Send, status: int, code: str, message: str, headers: Any
+        self,
+        send: Send,
+        status: int,
+        code: str,
+        message: str,
+        headers: Any,
+        reason: str | None = None,
     ) -> None:
         self.error = code
+        self.reason = reason
         if self.responded:  # too late for a JSON error: the caller sees a cut response
             self.status = status
             return
-        body = error_body(code, message)
+        body = error_body(code, message, {"reason": reason} if reason is not None else None)
         body["error"]["invocation_id"] = str(self.invocation_id)
         extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
         await self.send_json(send, status, body, extra)
@@ -197,7 +208,7 @@ class InvokeApp:
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
-            await call.send_error(send, e.status, e.code, e.message, error_headers(e))
+            await call.send_error(send, e.status, e.code, e.message, error_headers(e), reason_of(e))
         except Exception as e:  # the caller gets JSON with the id to quote, never a traceback
             log.error(
                 "invocation %s of %s/%s failed: %s",

@@ -189,6 +189,17 @@ class Cgroup:
             return int((memory / "memory.failcnt").read_text()) > 0
         return False
 
+    def fork_refusals(self) -> int:
+        """How many forks the pids limit refused in the group (``pids.events``: ``max``)."""
+        pids = self.dirs.get("pids")
+        if pids is None:
+            return 0
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            for line in (pids / "pids.events").read_text().splitlines():
+                if line.startswith("max "):
+                    return int(line.split()[1])
+        return 0
+
     def kill_all(self) -> None:
         # a fork bomb keeps forking while we kill: repeat until the group is empty
         for _ in range(50):

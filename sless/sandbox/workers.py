@@ -36,6 +36,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from sless.models.endings import Ending, of_wait_status, worker_ended
+
 from . import seccomp as seccomp_filter
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -47,7 +49,13 @@ _CHECK_OUTPUT_BYTES = 64 * 1024
 
 
 class WorkerStartError(Exception):
-    """The worker exited or did not become ready; the message ends with its last log lines."""
+    """The worker exited or did not become ready; the message ends with its last log lines.
+
+    ``ending``: how it ended (None: it was still running, not ready in time)."""
+
+    def __init__(self, message: str, *, ending: Ending | None = None) -> None:
+        super().__init__(message)
+        self.ending = ending
 
 
 def default_runtimes_dir() -> Path:
@@ -150,6 +158,10 @@ class Worker:
         self.socket_path = spec.socket_path
         self.started_at = time.time()
         self.cgroup_reason = cgroup_reason
+        #: the limits it runs under (a pre-started worker's change when it is specialized)
+        self.limits = spec.limits
+        #: inside bubblewrap (False: the development-only unsandboxed mode)
+        self.sandboxed = True
         self._process = process
         self._cgroup = cgroup
         #: host directories removed when the worker stops (a pre-started worker's own)
@@ -176,6 +188,33 @@ class Worker:
         (see ``Cgroup.assign``); without a cgroup there is nothing to move."""
         if self._cgroup is not None:
             self._cgroup.assign(name, tenant, limits)
+        self.limits = limits
+
+    def ended(self) -> Ending | None:
+        """How the worker ended (its wait status, its cgroup's OOM kills and refused
+        forks); None while it runs. ``sless.models.endings`` words it for the tenant."""
+        code = self._process.returncode
+        if code is None:
+            return None
+        status, killed = of_wait_status(code, sandboxed=self.sandboxed)
+        refused = self._cgroup is not None and self._cgroup.fork_refusals() > 0
+        return Ending(
+            status=status,
+            signal=killed,
+            oom_killed=self.oom_killed(),
+            memory_mb=self.limits.memory_mb,
+            process_limit=self.limits.max_processes if refused else None,
+            cpu_seconds=self.limits.cpu_seconds,
+            file_size_mb=self.limits.tmp_size_mb,
+        )
+
+    async def ending(self, wait_s: float = 1.0) -> Ending | None:
+        """``ended`` after waiting up to ``wait_s`` for the worker to exit: a call's
+        connection breaks a moment before bubblewrap reports its child's death."""
+        if self._process.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._process.wait()), wait_s)
+        return self.ended()
 
     def pids(self) -> set[int]:
         """Host pids of the worker's processes (from the cgroup; empty without one)."""
@@ -385,6 +424,7 @@ async def start_worker(
     finally:
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, reason)
+    worker.sandboxed = not unsafe_no_sandbox
     deadline = time.monotonic() + start_timeout_s
     delay = 0.002
     try:
@@ -392,7 +432,8 @@ async def start_worker(
             if process.returncode is not None:
                 raise WorkerStartError(
                     f"worker {spec.name} exited with status {process.returncode} before it "
-                    f"was ready\n{_log_tail(spec.log_file)}".rstrip()
+                    f"was ready\n{_log_tail(spec.log_file)}".rstrip(),
+                    ending=worker.ended(),
                 )
             if spec.socket_path.exists() and await _socket_accepts(spec.socket_path):
                 return worker
@@ -452,11 +493,13 @@ async def check_handler(
     finally:
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, "")
+    worker.sandboxed = not unsafe_no_sandbox
     try:
         if process.stdout is None:
             raise RuntimeError("stdout pipe missing")
         output = await asyncio.wait_for(_read_bounded(process.stdout), timeout_s)
         code = await asyncio.wait_for(process.wait(), timeout_s)
+        ending = worker.ended()  # before stop: it removes the cgroup and its counters
     except TimeoutError:
         return False, f"the handler did not load within {timeout_s:g}s"
     finally:
@@ -467,9 +510,7 @@ async def check_handler(
         return True, last[3:].strip()
     if last.startswith("error:"):
         return False, last[6:].strip()[:500]
-    if code < 0:
-        return False, f"the handler check was killed by signal {-code} (memory or time limit?)"
-    return False, f"the handler check failed with status {code}"
+    return False, f"the handler check failed: {worker_ended(ending)}"
 
 
 async def _read_bounded(stream: asyncio.StreamReader) -> str:

@@ -62,6 +62,8 @@ class InvocationRecord:
     trigger: str | None = None
     #: the function's version that served the call (``v3``); None when none was reached
     version: str | None = None
+    #: why the call died, as its caller was told (``sless.models.endings``); None: it did not
+    reason: str | None = None
 
     @classmethod
     def of_call(
@@ -78,6 +80,7 @@ class InvocationRecord:
         error: str | None = None,
         trigger: str | None = None,
         version: str | None = None,
+        reason: str | None = None,
     ) -> InvocationRecord:
         """The one way a record is made: the tenant is always the namespace's owner."""
         return cls(
@@ -93,6 +96,7 @@ class InvocationRecord:
             error=error,
             trigger=trigger,
             version=version,
+            reason=reason,
         )
 
     def journal_line(self) -> bytes:
@@ -105,7 +109,7 @@ class InvocationRecord:
         duration = float(self.duration_ms)
         # as json.dumps writes them (json.loads reads them back)
         number = repr(duration) if math.isfinite(duration) else _NON_FINITE[repr(duration)]
-        error, trigger, version = self.error, self.trigger, self.version
+        error, trigger, version, reason = self.error, self.trigger, self.version, self.reason
         return (
             f'["{self.id.hex}",{_quote(self.tenant)},{_quote(self.namespace)},'
             f"{_quote(self.function)},{int(self.status)},{number},"
@@ -113,7 +117,8 @@ class InvocationRecord:
             f'"{self.started_at.isoformat()}",'
             f"{'null' if error is None else _quote(error)},"
             f"{'null' if trigger is None else _quote(trigger)},"
-            f"{'null' if version is None else _quote(version)}]\n"
+            f"{'null' if version is None else _quote(version)},"
+            f"{'null' if reason is None else _quote(reason)}]\n"
         ).encode()
 
     @classmethod
@@ -121,9 +126,10 @@ class InvocationRecord:
         """A record from a journal line: an array (:meth:`journal_line`) or an object
         keyed by column (segments written by earlier versions)."""
         if isinstance(values, list):
-            if len(values) != len(_COLUMNS):
+            # earlier versions wrote no reason: the columns they knew, in the same order
+            if not len(_COLUMNS) - 1 <= len(values) <= len(_COLUMNS):
                 raise ValueError(f"a journal line of {len(values)} values")
-            values = dict(zip(_COLUMNS, values, strict=True))
+            values = dict(zip(_COLUMNS, values, strict=False))
         return cls(
             id=uuid.UUID(values["id"]),
             tenant=values["tenant"],
@@ -137,6 +143,7 @@ class InvocationRecord:
             error=values.get("error"),
             trigger=values.get("trigger"),
             version=values.get("version"),
+            reason=values.get("reason"),
         )
 
 
@@ -145,7 +152,7 @@ _COLUMNS = [f.name for f in fields(InvocationRecord)]
 _row = operator.attrgetter(*_COLUMNS)
 _TYPES = [
     "uuid", "text", "text", "text", "int4", "float8", "int8", "int8", "timestamptz", "text", "text",
-    "text",
+    "text", "text",
 ]  # fmt: skip
 _INSERT = (
     f"INSERT INTO invocations ({', '.join(_COLUMNS)})"  # noqa: S608 - fixed column names

@@ -43,6 +43,9 @@ def _record(**changes: object) -> InvocationRecord:
         _record(status=503, duration_ms=0.0, request_bytes=0, response_bytes=2**40),
         _record(duration_ms=float("inf")),
         _record(version="v12", trigger="queue"),
+        _record(
+            status=502, error="bad_gateway", reason="worker killed: out of memory (128 MiB limit)"
+        ),
     ],
 )
 def test_a_journal_line_reads_back_as_the_record(record: InvocationRecord) -> None:
@@ -82,3 +85,12 @@ def test_segments_of_earlier_versions_are_read(tmp_path: Path) -> None:
 def test_a_line_of_the_wrong_length_is_refused() -> None:
     with pytest.raises(ValueError, match="journal line"):
         InvocationRecord.from_journal(["only", "three", "values"])
+
+
+def test_lines_written_before_reasons_are_read() -> None:
+    """A line of the version before ``reason`` (one value fewer) reads back without one."""
+    record = _record(error="timeout", trigger="http", version="v2")
+    line = json.loads(record.journal_line())[:-1]
+    assert InvocationRecord.from_journal(line) == record
+    with pytest.raises(ValueError, match="values"):
+        InvocationRecord.from_journal(line[:-1])

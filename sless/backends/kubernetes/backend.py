@@ -74,6 +74,8 @@ class KubernetesBackend(TriggerResources, FunctionResources):
         versions: VersionRepository | None = None,
     ) -> None:
         self.settings = settings
+        #: the largest answer a call may read (Serving)
+        self.max_response_bytes = settings.gateway.max_response_bytes
         kube = settings.kubernetes
         self.api = KubeApi(kube)
         #: the tenants' secrets (PostgreSQL), written into each function's own Secret

@@ -1,10 +1,22 @@
-"""A function's logs in Kubernetes mode: the tail of its pods' output, newest pods first."""
+"""A function's logs in Kubernetes mode: the tail of its pods' output, newest pods first.
+
+Each pod's part ends with the platform's lines (``[sless] ...``) for its containers that
+ended (now, or before their last restart): an ``OOMKilled`` container reads
+``worker killed: out of memory (128 MiB limit)``, as in embedded mode
+(``sless.models.endings``), where a pod's own output never says it.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from sless.errors import Invalid, NotFound
 from sless.kube import Forbidden, KubeApi
+from sless.models import endings
 from sless.policies import labels
+
+_MEMORY = re.compile(r"^(\d+)(Mi|Gi)$")
 
 #: at most this many pods' logs in one answer
 _LOG_PODS = 5
@@ -43,5 +55,44 @@ async def pod_logs(api: KubeApi, namespace: str, name: str, *, tail_bytes: int) 
         except (Invalid, NotFound, Forbidden) as e:
             # not started yet (400 "ContainerCreating"), gone meanwhile, or not allowed
             text = f"[no logs: {e.message}]\n"
-        parts.append(f"==> {pod_name} <==\n{text[-per_pod:]}")
+        parts.append(f"==> {pod_name} <==\n{text[-per_pod:]}{ended_lines(pod)}")
     return "\n".join(parts)[-tail_bytes:]
+
+
+def ended_lines(pod: dict[str, Any]) -> str:
+    """The platform's lines for the pod's containers that ended (their current state or
+    the one before their last restart); empty when none did."""
+    limits = {
+        str(c.get("name")): _memory_mb(c) for c in (pod.get("spec") or {}).get("containers") or []
+    }
+    lines = []
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        for state in (status.get("lastState"), status.get("state")):
+            terminated = (state or {}).get("terminated")
+            if not isinstance(terminated, dict):
+                continue
+            ending = container_ending(terminated, limits.get(str(status.get("name"))))
+            if ending is not None:
+                lines.append(endings.log_line(endings.worker_ended(ending)))
+    return "".join(lines)
+
+
+def container_ending(terminated: dict[str, Any], memory_mb: int | None) -> endings.Ending | None:
+    """A container's ``terminated`` state as an ``Ending``; None for a clean exit (0)."""
+    code = terminated.get("exitCode")
+    oom = terminated.get("reason") == "OOMKilled"
+    if not isinstance(code, int) or (code == 0 and not oom):
+        return None
+    # container runtimes report a death by signal N as 128 + N, as bubblewrap does
+    status, killed = endings.of_wait_status(code, sandboxed=True)
+    if isinstance(terminated.get("signal"), int) and terminated["signal"] > 0:
+        status, killed = None, int(terminated["signal"])
+    return endings.Ending(status=status, signal=killed, oom_killed=oom, memory_mb=memory_mb)
+
+
+def _memory_mb(container: dict[str, Any]) -> int | None:
+    limit = str(((container.get("resources") or {}).get("limits") or {}).get("memory", ""))
+    found = _MEMORY.match(limit)
+    if found is None:
+        return None
+    return int(found[1]) * (1024 if found[2] == "Gi" else 1)

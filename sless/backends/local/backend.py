@@ -116,6 +116,8 @@ class LocalBackend(TriggerTables, VersionPools):
             settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
+        #: the largest answer a call may read (Serving)
+        self.max_response_bytes = settings.gateway.max_response_bytes
         self.versions = VersionRepository(pool)
         #: which code may serve: asked before every build and every pool start
         self.gate = CodeGate(self.versions)

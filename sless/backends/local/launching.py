@@ -16,6 +16,7 @@ tenant's uid can enter its own view only. Socket directories belong to the worke
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -31,7 +32,7 @@ from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.uids import SandboxUids
 from sless.config import Settings
 from sless.errors import UpstreamError
-from sless.models import FunctionSpec
+from sless.models import FunctionSpec, endings
 from sless.sandbox import (
     HostIds,
     Limits,
@@ -234,6 +235,10 @@ class WorkerLauncher:
             )
         except WorkerStartError as e:
             log.warning("worker of %s/%s did not start: %s", namespace, name, e)
+            reason = endings.did_not_start(e.ending, start_timeout_s=sandbox.start_timeout_s)
+            # after the worker's own last lines, which start_worker left in the log
+            with contextlib.suppress(OSError):  # best effort: the caller still learns why
+                self.logs.append(namespace, name, endings.log_line(reason))
             raise UpstreamError(
-                "the function's worker did not start; see the function's logs"
+                f"the function failed: {reason}", details={"reason": reason}
             ) from None

@@ -1,7 +1,8 @@
 """Functions' stdout/stderr in embedded mode: one append-only file per function.
 
 Workers write their log with ``O_APPEND`` (``SandboxSpec.log_file``), so capping a file by
-truncating it in place is safe: their next write lands at the new end.
+truncating it in place is safe: their next write lands at the new end. The platform
+appends its own lines the same way (``append``: why a call died, marked ``[sless]``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,17 @@ class LogFiles:
 
     def path(self, namespace: str, name: str) -> Path:
         return self.root / namespace / f"{name}.log"
+
+    def append(self, namespace: str, name: str, text: str) -> None:
+        """Append the platform's ``text`` (whole lines) to the function's log, in one
+        ``O_APPEND`` write: it never splits a line a worker is writing at the same time."""
+        path = self.path(namespace, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+        try:
+            os.write(fd, text.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
 
     def remove(self, namespace: str, name: str) -> None:
         self.path(namespace, name).unlink(missing_ok=True)

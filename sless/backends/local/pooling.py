@@ -52,8 +52,11 @@ class FunctionPool:
         *,
         max_workers: int,
         queue_timeout_s: float = 10.0,
+        note: Callable[[str], None] | None = None,
     ) -> None:
         self.name = name
+        #: appends the platform's lines to the function's log (why a call died)
+        self.note = note
         self.spec = spec
         self.version = version
         self._factory = factory
@@ -173,7 +176,7 @@ class FunctionPool:
     @contextlib.asynccontextmanager
     async def lease(self) -> AsyncIterator[Upstream]:
         slot = await self._acquire()
-        upstream = Upstream(client=slot.client)
+        upstream = Upstream(client=slot.client, ending=slot.worker.ending, note=self.note)
         started = time.monotonic()
         try:
             yield upstream

@@ -197,6 +197,9 @@ class VersionPools:
                 proxy.socket_path.chmod(0o660)
         egress_socket = proxy.socket_path if proxy is not None else None
 
+        def note(line: str) -> None:
+            self.launcher.logs.append(namespace, name, line)
+
         async def factory(serial: int) -> Worker:
             return await self.launcher.start(
                 namespace,
@@ -216,6 +219,7 @@ class VersionPools:
             # the function's bound, within the tenant's quota (which may have been lowered)
             max_workers=min(serving.max_instances, self.settings.limits.max_instances),
             queue_timeout_s=self.settings.gateway.queue_timeout_s,
+            note=note,
         )
         if proxy is not None:
             pool.on_close.append(proxy.close)

@@ -141,6 +141,7 @@ async def get_invocation_status(
             trigger=record["trigger"],
             status=record["status"],
             error=record["error"],
+            reason=record["reason"],
             duration_ms=record["duration_ms"],
             started_at=record["started_at"].isoformat(),
             state="succeeded" if record["status"] < 400 else "failed",
