@@ -277,6 +277,7 @@ class InvokeApp:
         path = _target(scope, call.subpath)
 
         async def enqueue() -> tuple[int, Any]:
+            quota = await platform.tenancy.quotas.of(namespace)
             await platform.events.enqueue(
                 call.invocation_id,
                 namespace,
@@ -286,6 +287,7 @@ class InvokeApp:
                 headers=_forwarded_headers(scope, headers),
                 body=body,
                 version=queued_version,
+                max_pending=quota.limit("queued_calls"),
             )
             return 202, {"invocation_id": str(call.invocation_id)}
 

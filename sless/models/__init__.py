@@ -46,7 +46,13 @@ from sless.models.names import (
     tenant_of,
     version_number,
 )
-from sless.models.resources import Condition, FunctionCRStatus, TenantSpec, TenantStatus
+from sless.models.resources import (
+    Condition,
+    FunctionCRStatus,
+    TenantLimits,
+    TenantSpec,
+    TenantStatus,
+)
 from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec, TriggerStatus
 
 __all__ = [
@@ -74,6 +80,7 @@ __all__ = [
     "RabbitMQSource",
     "Runtime",
     "SecretRef",
+    "TenantLimits",
     "TenantName",
     "TenantSpec",
     "TenantStatus",

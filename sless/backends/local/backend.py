@@ -42,7 +42,15 @@ from sless.backends.local.pooling import FunctionPool
 from sless.backends.local.triggering import TriggerTables
 from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
-from sless.models import CodeRef, Function, FunctionSpec, Phase, Runtime, TrafficTarget
+from sless.models import (
+    CodeRef,
+    Function,
+    FunctionSpec,
+    Phase,
+    Runtime,
+    TrafficTarget,
+    namespace_for,
+)
 from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir
 from sless.store import (
     NOTIFY_CHANNEL,
@@ -52,6 +60,7 @@ from sless.store import (
     JobRepository,
     QueueRepository,
     SecretRepository,
+    TenantLimitsRepository,
     TriggerRepository,
     VersionRepository,
     cipher_for,
@@ -86,7 +95,9 @@ class LocalBackend(TriggerTables, VersionPools):
         )
         self.runtimes_dir = default_runtimes_dir()
         self.logfiles = LogFiles(
-            settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
+            settings.data_dir / "logs",
+            max_bytes=settings.sandbox.log_max_bytes,
+            tenant_max_bytes=settings.limits.max_log_bytes,
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
         self.versions = VersionRepository(pool)
@@ -133,6 +144,11 @@ class LocalBackend(TriggerTables, VersionPools):
         await self.http_triggers.refresh()
         await self.resync()
         self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
+        self._tasks.append(
+            asyncio.create_task(
+                self.logfiles.keep_bounded(self._log_limits), name="local-backend-log-bounds"
+            )
+        )
 
     async def stop(self) -> None:
         if (refreshing := self.http_triggers.detach()) is not None:
@@ -178,7 +194,6 @@ class LocalBackend(TriggerTables, VersionPools):
                     await pool.reap_idle(self.settings.sandbox.idle_timeout_s)
                 except Exception:
                     log.exception("reaping %s failed", pool.name)
-            self.logfiles.cap()
             if ticks * _REAP_INTERVAL_S >= _RESYNC_INTERVAL_S:
                 ticks = 0
                 with contextlib.suppress(asyncpg.PostgresError, OSError):
@@ -325,6 +340,22 @@ class LocalBackend(TriggerTables, VersionPools):
 
     async def provision_tenant(self, tenant: str) -> None:
         """Nothing to create in embedded mode: a tenant's workers need no infrastructure."""
+
+    async def tenant_limits(self, tenant: str) -> dict[str, int]:
+        """None of the mode's own: the provider's are in PostgreSQL (``tenant_limits``)."""
+        return {}
+
+    def log_bytes(self, namespace: str) -> int | None:
+        return self.logfiles.usage(namespace)
+
+    async def _log_limits(self) -> dict[str, int]:
+        """``namespace → max_log_bytes`` of the tenants whose provider set one."""
+        stored = await TenantLimitsRepository(self.db).all()
+        return {
+            namespace_for(tenant): limits["max_log_bytes"]
+            for tenant, limits in stored.items()
+            if isinstance(limits.get("max_log_bytes"), int) and limits["max_log_bytes"] > 0
+        }
 
     async def remove_tenant(self, tenant: str) -> None:
         """Nothing to remove in embedded mode (``delete_namespace`` removed its objects)."""
