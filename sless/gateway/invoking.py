@@ -175,13 +175,13 @@ class _Call:
         self.response_bytes = len(payload)
 
     async def send_error(
-        self, send: Send, status: int, code: str, message: str, headers: Any
+        self, send: Send, status: int, code: str, message: str, headers: Any, details: Any = None
     ) -> None:
         self.error = code
         if self.responded:  # too late for a JSON error: the caller sees a cut response
             self.status = status
             return
-        body = error_body(code, message)
+        body = error_body(code, message, details)
         body["error"]["invocation_id"] = str(self.invocation_id)
         extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
         await self.send_json(send, status, body, extra)
@@ -197,7 +197,7 @@ class InvokeApp:
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
-            await call.send_error(send, e.status, e.code, e.message, error_headers(e))
+            await call.send_error(send, e.status, e.code, e.message, error_headers(e), e.details)
         except Exception as e:  # the caller gets JSON with the id to quote, never a traceback
             log.error(
                 "invocation %s of %s/%s failed: %s",
