@@ -247,3 +247,24 @@ def test_queued_calls_are_refused_past_the_limit(gateway: RunningGateway) -> Non
     assert httpx.post(url, headers=queued, timeout=30).status_code == 202
     refused(httpx.post(url, headers=queued, timeout=30), "queued_calls", 2)
     assert acme.get("/v1/limits").json()["limits"]["queued_calls"]["used"] == 2
+
+
+def test_the_tenant_resources_limits_win_and_bad_values_are_ignored() -> None:
+    """Kubernetes mode: ``spec.limits`` of the Tenant resource (the CRD's schema comes
+    from ``TenantLimits``) wins over the limits set through the admin API."""
+    from sless.config import LimitsSettings
+    from sless.crds import render_crd
+    from sless.models import TenantSpec
+    from sless.tenancy.quotas import with_overrides
+
+    spec = TenantSpec.model_validate({"limits": {"max_triggers": 7}})
+    assert spec.limits is not None
+    merged = with_overrides(
+        LimitsSettings(), {"max_triggers": 3, "max_jobs": 2}, spec.limits.overrides()
+    )
+    assert (merged.max_triggers, merged.max_jobs) == (7, 2)
+    # a negative or unknown stored value never lowers or breaks anything
+    assert with_overrides(LimitsSettings(), {"max_jobs": -1, "nope": 1}).max_jobs == 100
+    schema = render_crd("Tenant")["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    fields = schema["properties"]["spec"]["properties"]["limits"]["properties"]
+    assert fields["max_triggers"] == {"type": "integer", "minimum": 0, "nullable": True}
