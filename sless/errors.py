@@ -47,7 +47,7 @@ class PreconditionFailed(SlessError):
 
 
 class QuotaExceeded(SlessError):
-    """A tenant quota (functions, memory, stored code) would be exceeded.
+    """A tenant quota (functions, memory, code, triggers, jobs, secrets...) would be exceeded.
 
     403, as Kubernetes answers a ResourceQuota refusal: the request is understood and
     authorised, but the tenant may not own more. ``details`` names the quota, the use it
@@ -56,6 +56,18 @@ class QuotaExceeded(SlessError):
 
     status = 403
     code = "quota_exceeded"
+
+    @classmethod
+    def past(
+        cls, quota: str, *, used: int, requested: int, limit: int, unit: str = ""
+    ) -> QuotaExceeded:
+        """The one form of every quota refusal: the quota's name, the use it would reach,
+        the limit and the use now (message and ``details``)."""
+        return cls(
+            f"quota {quota} exceeded: this change needs {requested}{unit}, the limit is "
+            f"{limit}{unit} ({used}{unit} in use)",
+            details={"quota": quota, "used": used, "requested": requested, "limit": limit},
+        )
 
 
 class PayloadTooLarge(SlessError):

@@ -84,6 +84,11 @@ class FunctionStore(Protocol):
 
     async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
 
+    def log_bytes(self, namespace: str) -> int | None:
+        """Bytes of the namespace's function logs the platform keeps (its ``log_bytes``
+        quota); None where the cluster keeps them. No network I/O."""
+        ...
+
     async def secret_changed(self, namespace: str, name: str) -> None:
         """Secret ``name`` was written or deleted: roll what runs with its old value."""
         ...
@@ -145,6 +150,11 @@ class TenantSpaces(Protocol):
 
     async def remove_tenant(self, tenant: str) -> None:
         """Undo ``provision_tenant``; called after ``delete_namespace``."""
+        ...
+
+    async def tenant_limits(self, tenant: str) -> dict[str, int]:
+        """The quotas the mode itself sets for ``tenant`` (Kubernetes: the Tenant
+        resource's ``spec.limits``); they win over the provider's stored ones."""
         ...
 
     async def delete_namespace(self, namespace: str) -> None: ...

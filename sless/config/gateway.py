@@ -64,7 +64,9 @@ class LimitsSettings(BaseModel):
     Rates and concurrency are kept in memory by each gateway process: with N gateway
     replicas a tenant gets up to N times these numbers. The quotas (``max_*``) are counted
     from the stored functions under a per-tenant PostgreSQL lock, so they hold across
-    replicas; they are the same for every tenant (tenant plans are Kubernetes-only).
+    replicas. The provider may set any ``max_*`` per tenant (``PUT
+    /v1/admin/tenants/{tenant}/limits``, or the Tenant resource's ``spec.limits`` in
+    Kubernetes mode): these are the defaults of every tenant without one.
     """
 
     #: management API requests per second per tenant (token bucket), and the burst
@@ -90,3 +92,17 @@ class LimitsSettings(BaseModel):
     #: versions kept per function (the oldest beyond it are pruned with their code, except
     #: the current version and the traffic targets)
     max_versions: int = Field(default=10, ge=1, le=1000)
+    #: triggers one tenant may have, of every type (http, cron, rabbitmq)
+    max_triggers: int = Field(default=100, ge=0)
+    #: jobs one tenant may have (each keeps one definition and its last run)
+    max_jobs: int = Field(default=100, ge=0)
+    #: secrets one tenant may have, and the sum of the sizes of their values
+    max_secrets: int = Field(default=100, ge=0)
+    max_secret_bytes: int = Field(default=256 * 1024, ge=0)
+    #: API tokens a tenant may hold at once (not revoked); minted by the provider
+    max_tokens: int = Field(default=20, ge=0)
+    #: asynchronous calls of one tenant queued or running at once
+    max_queued_calls: int = Field(default=10_000, ge=0)
+    #: bytes of function logs one tenant keeps on disk (embedded mode; the oldest lines
+    #: are dropped past it, see docs/SECURITY.md)
+    max_log_bytes: int = Field(default=64 * 1024 * 1024, ge=64 * 1024)

@@ -99,6 +99,7 @@ class InvocationQueue(PollingWorker):
         headers: list[tuple[str, str]],
         body: bytes,
         version: str | None = None,
+        max_pending: int | None = None,
     ) -> None:
         await self.queue.enqueue(
             invocation_id,
@@ -110,6 +111,7 @@ class InvocationQueue(PollingWorker):
             body=body,
             max_attempts=self.settings.max_attempts,
             version=version,
+            max_pending=max_pending,
         )
         self._wake.set()
 

@@ -104,8 +104,11 @@ class Events:
         headers: list[tuple[str, str]],
         body: bytes,
         version: str | None = None,
+        max_pending: int | None = None,
     ) -> None:
-        """Queue a call; ``version`` (``name@v3``) pins it, else the split draws one."""
+        """Queue a call; ``version`` (``name@v3``) pins it, else the split draws one.
+        Refused (``QuotaExceeded``) when the namespace has ``max_pending`` calls queued
+        or running."""
         await self.queue.enqueue(
             invocation_id,
             namespace,
@@ -115,6 +118,7 @@ class Events:
             headers=headers,
             body=body,
             version=version,
+            max_pending=max_pending,
         )
 
     def consumer_lags(self) -> dict[tuple[str, str, str], int]:

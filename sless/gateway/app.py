@@ -30,6 +30,7 @@ from sless.gateway.routers import (
     audit,
     insights,
     jobs,
+    limits,
     management,
     metrics,
     secrets,
@@ -177,6 +178,7 @@ def create_app(
     api.include_router(secrets.router)
     api.include_router(audit.router)
     api.include_router(insights.router)
+    api.include_router(limits.router)
     console.install(api)
     api.include_router(metrics.router)
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function, reason_of, route
+from sless.backends import call_function, route
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.gateway.deps import bearer_token, client_address
@@ -185,14 +185,15 @@ class _Call:
         code: str,
         message: str,
         headers: Any,
-        reason: str | None = None,
+        details: Any = None,
     ) -> None:
         self.error = code
-        self.reason = reason
+        reason = details.get("reason") if isinstance(details, dict) else None
+        self.reason = reason if isinstance(reason, str) else None
         if self.responded:  # too late for a JSON error: the caller sees a cut response
             self.status = status
             return
-        body = error_body(code, message, {"reason": reason} if reason is not None else None)
+        body = error_body(code, message, details)
         body["error"]["invocation_id"] = str(self.invocation_id)
         extra = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
         await self.send_json(send, status, body, extra)
@@ -208,7 +209,7 @@ class InvokeApp:
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
-            await call.send_error(send, e.status, e.code, e.message, error_headers(e), reason_of(e))
+            await call.send_error(send, e.status, e.code, e.message, error_headers(e), e.details)
         except Exception as e:  # the caller gets JSON with the id to quote, never a traceback
             log.error(
                 "invocation %s of %s/%s failed: %s",
@@ -288,6 +289,7 @@ class InvokeApp:
         path = _target(scope, call.subpath)
 
         async def enqueue() -> tuple[int, Any]:
+            quota = await platform.tenancy.quotas.of(namespace)
             await platform.events.enqueue(
                 call.invocation_id,
                 namespace,
@@ -297,6 +299,7 @@ class InvokeApp:
                 headers=_forwarded_headers(scope, headers),
                 body=body,
                 version=queued_version,
+                max_pending=quota.limit("queued_calls"),
             )
             return 202, {"invocation_id": str(call.invocation_id)}
 

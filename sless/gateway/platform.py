@@ -103,6 +103,7 @@ class Platform:
             backend = make_backend(settings, db, blobs)
             await backend.start()
             tenancy.provision = backend.provision_tenant
+            tenancy.quotas.external = backend.tenant_limits
             gateway = settings.gateway
             key = (
                 gateway.signing_key.get_secret_value().encode()

@@ -127,7 +127,7 @@ async def prune(
 ) -> None:
     """Keep the newest ``max_versions`` versions (and every routed one); collect the code."""
     protected = spec.routed_versions() + ([serving] if serving else [])
-    keep = platform.tenancy.quotas.versions_kept
+    keep = (await platform.tenancy.quotas.of(ns)).limit("versions")
     removed = await platform.versions.prune(ns, name, keep=keep, protected=protected)
     await collect_code(platform, removed)
 

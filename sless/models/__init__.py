@@ -47,7 +47,13 @@ from sless.models.names import (
     tenant_of,
     version_number,
 )
-from sless.models.resources import Condition, FunctionCRStatus, TenantSpec, TenantStatus
+from sless.models.resources import (
+    Condition,
+    FunctionCRStatus,
+    TenantLimits,
+    TenantSpec,
+    TenantStatus,
+)
 from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec, TriggerStatus
 
 __all__ = [
@@ -77,6 +83,7 @@ __all__ = [
     "Refusal",
     "Runtime",
     "SecretRef",
+    "TenantLimits",
     "TenantName",
     "TenantSpec",
     "TenantStatus",

@@ -52,11 +52,40 @@ class FunctionCRStatus(BaseModel):
     updated_at: datetime | None = None
 
 
+class TenantLimits(BaseModel):
+    """Quotas the provider sets for one tenant; unset: the platform's ``SLESS_LIMITS_*``.
+
+    The names are those of ``LimitsSettings``; the gateway refuses a write past any of
+    them with 403 ``quota_exceeded`` (sless/tenancy/quotas.py).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_functions: int | None = Field(default=None, ge=0)
+    max_memory_mb: int | None = Field(default=None, ge=0)
+    max_code_bytes: int | None = Field(default=None, ge=0)
+    max_instances: int | None = Field(default=None, ge=1)
+    max_versions: int | None = Field(default=None, ge=1, le=1000)
+    max_triggers: int | None = Field(default=None, ge=0)
+    max_jobs: int | None = Field(default=None, ge=0)
+    max_secrets: int | None = Field(default=None, ge=0)
+    max_secret_bytes: int | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_queued_calls: int | None = Field(default=None, ge=0)
+    max_log_bytes: int | None = Field(default=None, ge=64 * 1024)
+
+    def overrides(self) -> dict[str, int]:
+        """The limits set here (the others follow the platform's settings)."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class TenantSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     #: a plan of ``settings.kubernetes.plans``; unset = the default plan
     plan: str | None = Field(default=None, max_length=63)
+    #: this tenant's own quotas (the gateway reads them from here in Kubernetes mode)
+    limits: TenantLimits | None = None
 
 
 class TenantStatus(BaseModel):

@@ -23,7 +23,13 @@ from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
 from sless.store.secrets import SecretInfo, SecretRepository
 from sless.store.stats import invocation_buckets, verdict_buckets
-from sless.store.tenants import TenantRepository, TenantRow, TokenRepository, TokenRow
+from sless.store.tenants import (
+    TenantLimitsRepository,
+    TenantRepository,
+    TenantRow,
+    TokenRepository,
+    TokenRow,
+)
 from sless.store.triggers import ClaimedTick, TriggerRecord, TriggerRepository
 from sless.store.versions import VersionRepository
 
@@ -58,6 +64,7 @@ __all__ = [
     "SecretInfo",
     "SecretKeyError",
     "SecretRepository",
+    "TenantLimitsRepository",
     "TenantLock",
     "TenantRepository",
     "TenantRow",

@@ -37,6 +37,8 @@ from sless.config import Settings
 log = logging.getLogger(__name__)
 
 _NONCE_BYTES = 12
+#: bytes a sealed value has beyond its plaintext: the nonce and the GCM tag
+SEAL_OVERHEAD = _NONCE_BYTES + 16
 _KEY_BYTES = 32
 _KEY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 KEY_FILE_NAME = "secrets.key"

@@ -31,6 +31,12 @@ class IdempotencyRepository:
         self.ttl_s = ttl_s
         self.max_keys = max_keys
 
+    async def count(self, namespace: str) -> int:
+        value = await self.pool.fetchval(
+            "SELECT count(*) FROM idempotency_keys WHERE namespace = $1", namespace
+        )
+        return int(value)
+
     async def claim(
         self, namespace: str, key_digest: bytes, operation: str, request_digest: bytes
     ) -> IdempotencyRow | None:

@@ -21,6 +21,14 @@ import asyncpg
 
 #: first key of the two-integer advisory lock: "sless tenant quota"
 _TENANT_LOCK_CLASS = 0x51E5
+#: the same for a tenant's queue of asynchronous calls: enqueueing does not wait on the
+#: tenant's other writes, only on its other enqueues
+QUEUE_LOCK_CLASS = 0x51E6
+
+
+async def lock_in_transaction(conn: asyncpg.Connection, lock_class: int, namespace: str) -> None:
+    """Take ``namespace``'s lock of ``lock_class`` until ``conn``'s transaction ends."""
+    await conn.execute("SELECT pg_advisory_xact_lock($1, hashtext($2))", lock_class, namespace)
 
 
 class TenantLock:
@@ -31,7 +39,5 @@ class TenantLock:
     async def hold(self, namespace: str) -> AsyncIterator[None]:
         """Hold ``namespace``'s lock for the block (waits while another holder has it)."""
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "SELECT pg_advisory_xact_lock($1, hashtext($2))", _TENANT_LOCK_CLASS, namespace
-            )
+            await lock_in_transaction(conn, _TENANT_LOCK_CLASS, namespace)
             yield

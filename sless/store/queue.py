@@ -24,8 +24,9 @@ from typing import Any
 
 import asyncpg
 
-from sless.errors import NotFound
+from sless.errors import NotFound, QuotaExceeded
 from sless.store.invocations import InvocationRecord, insert_records
+from sless.store.locks import QUEUE_LOCK_CLASS, lock_in_transaction
 
 #: timeout assumed for a function the table does not know (deleted meanwhile)
 _DEFAULT_TIMEOUT_S = 30.0
@@ -114,21 +115,47 @@ class QueueRepository:
         body: bytes,
         max_attempts: int,
         version: str | None = None,
+        max_pending: int | None = None,
     ) -> None:
-        await self.pool.execute(
-            "INSERT INTO invocation_queue"
-            " (id, namespace, function, method, path, headers, body, max_attempts, version)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            invocation_id,
+        """Queue a call; with ``max_pending``, refuse it (``QuotaExceeded``
+        ``queued_calls``) when the namespace has that many calls queued or running. The
+        count and the insert run under the namespace's queue lock: concurrent calls
+        cannot all take the last place."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            if max_pending is not None:
+                await lock_in_transaction(conn, QUEUE_LOCK_CLASS, namespace)
+                pending = await conn.fetchval(
+                    "SELECT count(*) FROM invocation_queue"
+                    " WHERE namespace = $1 AND state IN ('queued', 'running')",
+                    namespace,
+                )
+                if pending >= max_pending:
+                    raise QuotaExceeded.past(
+                        "queued_calls", used=pending, requested=pending + 1, limit=max_pending
+                    )
+            await conn.execute(
+                "INSERT INTO invocation_queue"
+                " (id, namespace, function, method, path, headers, body, max_attempts, version)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                invocation_id,
+                namespace,
+                function,
+                method,
+                path,
+                [list(pair) for pair in headers],
+                body,
+                max_attempts,
+                version,
+            )
+
+    async def pending(self, namespace: str) -> int:
+        """The namespace's calls queued or running (its ``queued_calls`` quota)."""
+        value = await self.pool.fetchval(
+            "SELECT count(*) FROM invocation_queue"
+            " WHERE namespace = $1 AND state IN ('queued', 'running')",
             namespace,
-            function,
-            method,
-            path,
-            [list(pair) for pair in headers],
-            body,
-            max_attempts,
-            version,
         )
+        return int(value)
 
     async def take(self, limit: int) -> list[QueuedCall]:
         """Take up to ``limit`` due calls, and calls taken but never dispatched whose

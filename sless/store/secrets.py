@@ -21,7 +21,7 @@ import asyncpg
 from pydantic import SecretStr
 
 from sless.errors import NotFound
-from sless.store.crypto import SecretCipher
+from sless.store.crypto import SEAL_OVERHEAD, SecretCipher
 from sless.store.db import resource_version_of
 
 
@@ -106,6 +106,16 @@ class SecretRepository:
             namespace,
         )
         return [_info(r) for r in rows]
+
+    async def usage(self, namespace: str) -> dict[str, int]:
+        """``{name: size of its value in bytes}`` of the namespace's secrets (quotas)."""
+        rows = await self.pool.fetch(
+            "SELECT name, coalesce(octet_length(sealed) - $2, octet_length(value)) AS size"
+            " FROM secrets WHERE namespace = $1",
+            namespace,
+            SEAL_OVERHEAD,
+        )
+        return {r["name"]: max(0, int(r["size"])) for r in rows}
 
     async def reveal(self, namespace: str, name: str) -> tuple[SecretStr, datetime]:
         """The value (masked in every repr) and when it was last written."""

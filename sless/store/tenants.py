@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,6 +66,35 @@ class TenantRepository:
             raise NotFound(f"tenant {name!r} not found")
 
 
+class TenantLimitsRepository:
+    """The quotas the provider set per tenant (``{"max_triggers": 5, ...}``)."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def get(self, tenant: str) -> dict[str, int]:
+        value = await self.pool.fetchval(
+            "SELECT limits FROM tenant_limits WHERE tenant = $1", tenant
+        )
+        return dict(json.loads(value)) if value is not None else {}
+
+    async def all(self) -> dict[str, dict[str, int]]:
+        rows = await self.pool.fetch("SELECT tenant, limits FROM tenant_limits")
+        return {r["tenant"]: dict(json.loads(r["limits"])) for r in rows}
+
+    async def put(self, tenant: str, limits: dict[str, int]) -> None:
+        try:
+            await self.pool.execute(
+                "INSERT INTO tenant_limits (tenant, limits) VALUES ($1, $2::jsonb)"
+                " ON CONFLICT (tenant) DO UPDATE SET limits = EXCLUDED.limits,"
+                " updated_at = now()",
+                tenant,
+                json.dumps(limits),
+            )
+        except asyncpg.ForeignKeyViolationError as e:
+            raise NotFound(f"tenant {tenant!r} not found") from e
+
+
 class TokenRepository:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -123,6 +153,12 @@ class TokenRepository:
             tenant,
         )
         return [TokenRow(**dict(r.items())) for r in rows]
+
+    async def count_active(self, tenant: str) -> int:
+        value = await self.pool.fetchval(
+            "SELECT count(*) FROM tokens WHERE tenant = $1 AND revoked_at IS NULL", tenant
+        )
+        return int(value)
 
     async def revoke(self, tenant: str, token_id: int) -> None:
         result = await self.pool.execute(

@@ -135,6 +135,14 @@ class VersionRepository:
         )
         return int(value)
 
+    async def counts(self, namespace: str) -> dict[str, int]:
+        """``{function: versions kept}`` of the namespace (quota usage)."""
+        rows = await self.pool.fetch(
+            "SELECT name, count(*) AS n FROM function_versions WHERE namespace = $1 GROUP BY name",
+            namespace,
+        )
+        return {r["name"]: int(r["n"]) for r in rows}
+
     async def set_state(
         self, namespace: str, name: str, sha256: str, *, state: VersionState
     ) -> None:

@@ -17,6 +17,18 @@ in embedded and in Kubernetes mode:
   version refers to any more). It bounds the stored code of old versions, which
   ``code_bytes`` does not count.
 
+- ``triggers``, ``jobs``, ``secrets``, ``tokens``: how many the tenant has (triggers of
+  every type; a job keeps one definition and its last run; tokens not revoked);
+- ``secret_bytes``: the sum of the sizes of its secrets' values;
+- ``queued_calls``: its asynchronous calls queued or running (checked by the queue's
+  insert itself, under a per-tenant lock of its own: ``store.QueueRepository.enqueue``);
+- ``log_bytes``: its functions' logs on disk (embedded mode: the local backend drops the
+  oldest lines past it, ``backends.local.logfiles``); not a refusal, a bound.
+
+Every limit is ``LimitsSettings``' ``max_<quota>`` unless the provider set another for the
+tenant: ``PUT /v1/admin/tenants/{tenant}/limits`` (table ``tenant_limits``), and in
+Kubernetes mode the Tenant resource's ``spec.limits``, which wins (``Quotas.external``).
+
 A change is refused (``QuotaExceeded``, 403 as a Kubernetes ResourceQuota refusal) only
 when it makes a figure both larger than before and larger than its limit: an update that
 does not grow, or shrinks, always passes, even for a tenant already above a lowered
@@ -35,15 +47,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
 
 from sless.config import LimitsSettings
 from sless.errors import QuotaExceeded
-from sless.models import Function, FunctionSpec
-from sless.store import TenantLock
+from sless.models import Function, FunctionSpec, TenantLimits, tenant_of
+from sless.store import TenantLimitsRepository, TenantLock
+
+#: each quota: its ``LimitsSettings`` field and the unit of its figures
+QUOTAS: dict[str, tuple[str, str]] = {
+    "functions": ("max_functions", ""),
+    "memory_mb": ("max_memory_mb", " MiB"),
+    "code_bytes": ("max_code_bytes", " bytes"),
+    "max_instances": ("max_instances", ""),
+    "versions": ("max_versions", ""),
+    "triggers": ("max_triggers", ""),
+    "jobs": ("max_jobs", ""),
+    "secrets": ("max_secrets", ""),
+    "secret_bytes": ("max_secret_bytes", " bytes"),
+    "tokens": ("max_tokens", ""),
+    "queued_calls": ("max_queued_calls", ""),
+    "log_bytes": ("max_log_bytes", " bytes"),
+}
+#: how long ``Quotas.of`` trusts the limits it read (a provider's change reaches the
+#: checks under ``guard`` at once, the unlocked ones within this time)
+_CACHE_TTL_S = 5.0
+_CACHE_MAX = 10_000
 
 
 @dataclass(frozen=True)
@@ -61,25 +94,18 @@ class Usage:
         )
 
 
-_UNITS = {"functions": "", "memory_mb": " MiB", "code_bytes": " bytes"}
+def check_quota(settings: LimitsSettings, quota: str, used: int, requested: int) -> None:
+    """Refuse growing ``quota`` from ``used`` to ``requested`` past its limit (pure)."""
+    field, unit = QUOTAS[quota]
+    limit: int = getattr(settings, field)
+    if requested > limit and requested > used:
+        raise QuotaExceeded.past(quota, used=used, requested=requested, limit=limit, unit=unit)
 
 
 def check_usage(before: Usage, after: Usage, settings: LimitsSettings) -> None:
     """Refuse ``after`` if one of its figures grows past its limit (pure: no I/O)."""
-    limits = {
-        "functions": settings.max_functions,
-        "memory_mb": settings.max_memory_mb,
-        "code_bytes": settings.max_code_bytes,
-    }
-    for quota, limit in limits.items():
-        used, wanted = getattr(before, quota), getattr(after, quota)
-        if wanted > limit and wanted > used:
-            unit = _UNITS[quota]
-            raise QuotaExceeded(
-                f"quota {quota} exceeded: this change needs {wanted}{unit}, the limit is "
-                f"{limit}{unit} ({used}{unit} in use)",
-                details={"quota": quota, "used": used, "requested": wanted, "limit": limit},
-            )
+    for quota in ("functions", "memory_mb", "code_bytes"):
+        check_quota(settings, quota, getattr(before, quota), getattr(after, quota))
 
 
 def check_function(
@@ -116,39 +142,98 @@ def check_code(settings: LimitsSettings, current: Sequence[Function], name: str,
     check_usage(before, after, settings)
 
 
+def with_overrides(settings: LimitsSettings, *overrides: dict[str, int]) -> LimitsSettings:
+    """``settings`` with a tenant's own limits (later ones win), each checked as
+    ``TenantLimits`` checks it: a bad stored value is ignored, never a crash."""
+    update: dict[str, int] = {}
+    for given in overrides:
+        valid = TenantLimits.model_fields.keys() & given.keys()
+        try:
+            update.update(TenantLimits.model_validate({k: given[k] for k in valid}).overrides())
+        except ValueError:
+            continue
+    return settings.model_copy(update=update)
+
+
+@dataclass(frozen=True)
+class TenantQuota:
+    """One tenant's limits, and the checks of a write against them (pure)."""
+
+    namespace: str
+    limits: LimitsSettings
+
+    def limit(self, quota: str) -> int:
+        value: int = getattr(self.limits, QUOTAS[quota][0])
+        return value
+
+    def check(self, quota: str, used: int, requested: int) -> None:
+        """Refuse growing ``quota`` from ``used`` to ``requested`` past the limit."""
+        check_quota(self.limits, quota, used, requested)
+
+    def check_new(self, quota: str, names: Sequence[str], name: str) -> None:
+        """Refuse creating ``name`` when the tenant already has ``names`` (a replace of
+        one of them always passes)."""
+        if name not in names:
+            self.check(quota, len(names), len(names) + 1)
+
+    def check_function(self, current: Sequence[Function], name: str, spec: FunctionSpec) -> None:
+        check_function(self.limits, current, name, spec)
+
+    def check_code(self, current: Sequence[Function], name: str, size: int) -> None:
+        check_code(self.limits, current, name, size)
+
+
 class Quotas:
-    """The tenant quotas of ``LimitsSettings``, with the lock that makes them atomic."""
+    """The tenant quotas of ``LimitsSettings`` (or the tenant's own), with the lock that
+    makes them atomic."""
 
     def __init__(self, pool: asyncpg.Pool, settings: LimitsSettings) -> None:
         self.settings = settings
+        self.overrides = TenantLimitsRepository(pool)
+        #: the mode's own per-tenant limits (Kubernetes: the Tenant resource's
+        #: ``spec.limits``), set by the gateway to its backend's ``tenant_limits``
+        self.external: Callable[[str], Awaitable[dict[str, int]]] | None = None
         self._lock = TenantLock(pool)
         self._local: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._cache: dict[str, tuple[TenantQuota, float]] = {}
         # the pool also holds the backend's LISTEN connection; see the module docstring
         self._holders = asyncio.Semaphore(max(1, (pool.get_max_size() - 2) // 2))
 
+    async def read(self, namespace: str) -> TenantQuota:
+        """The tenant's limits as they are stored now."""
+        tenant = tenant_of(namespace)
+        stored = await self.overrides.get(tenant)
+        external = await self.external(tenant) if self.external is not None else {}
+        quota = TenantQuota(namespace, with_overrides(self.settings, stored, external))
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[namespace] = (quota, time.monotonic() + _CACHE_TTL_S)
+        return quota
+
+    async def of(self, namespace: str) -> TenantQuota:
+        """The tenant's limits, read at most every few seconds (for checks that do not
+        run under ``guard``)."""
+        cached = self._cache.get(namespace)
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
+        return await self.read(namespace)
+
+    def forget(self, namespace: str) -> None:
+        self._cache.pop(namespace, None)
+
     @contextlib.asynccontextmanager
-    async def guard(self, namespace: str) -> AsyncIterator[None]:
+    async def guard(self, namespace: str) -> AsyncIterator[TenantQuota]:
         """Run the block (read what the tenant owns, check, write) as the tenant's only
-        checked writer, in this process and in every other one."""
+        checked writer, in this process and in every other one; it gets the tenant's
+        limits as they are stored now."""
         lock, users = self._local.get(namespace) or (asyncio.Lock(), 0)
         self._local[namespace] = (lock, users + 1)
         try:
             async with lock, self._holders, self._lock.hold(namespace):
-                yield
+                yield await self.read(namespace)
         finally:
             lock, users = self._local[namespace]
             if users <= 1:
                 del self._local[namespace]  # bounded by the tenants writing right now
             else:
                 self._local[namespace] = (lock, users - 1)
-
-    def check_function(self, current: Sequence[Function], name: str, spec: FunctionSpec) -> None:
-        check_function(self.settings, current, name, spec)
-
-    def check_code(self, current: Sequence[Function], name: str, size: int) -> None:
-        check_code(self.settings, current, name, size)
-
-    @property
-    def versions_kept(self) -> int:
-        """Versions kept per function (the current one and traffic targets besides)."""
-        return self.settings.max_versions

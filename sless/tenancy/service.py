@@ -108,11 +108,16 @@ class Tenancy:
         return NewTenant(tenant=row, token=token)
 
     async def mint_token(self, tenant: str, description: str = "") -> NewToken:
+        """A new token of ``tenant``; refused past its ``tokens`` quota (counted under the
+        tenant's write lock, so concurrent mints cannot all take the last one)."""
         await self.tenants.get(tenant)
         token = generate_token("tenant")
-        row = await self.tokens.add(
-            token_digest(token), kind="tenant", tenant=tenant, description=description[:200]
-        )
+        async with self.quotas.guard(namespace_for(tenant)) as quota:
+            held = await self.tokens.count_active(tenant)
+            quota.check("tokens", held, held + 1)
+            row = await self.tokens.add(
+                token_digest(token), kind="tenant", tenant=tenant, description=description[:200]
+            )
         return NewToken(row=row, token=token)
 
     async def ensure_admin_token(self, configured: str | None) -> str | None:

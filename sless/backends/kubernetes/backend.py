@@ -360,6 +360,10 @@ class KubernetesBackend(TriggerResources, FunctionResources):
         await self._read(namespace, name)
         return await pod_logs(self.api, namespace, name, tail_bytes=tail_bytes)
 
+    def log_bytes(self, namespace: str) -> int | None:
+        """None: the kubelet keeps and rotates the pods' logs (its containerLogMaxSize)."""
+        return None
+
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         """The replicas of the functions this gateway scaled or saw calls of (as its last
         autoscaling tick read them) and its calls in flight; pod starts are not known here."""

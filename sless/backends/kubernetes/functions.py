@@ -213,6 +213,16 @@ class FunctionResources:
             await self.api.request("POST", f"{self._root}/tenants", body=body)
             log.info("created the Tenant resource of %s", tenant)
 
+    async def tenant_limits(self, tenant: str) -> dict[str, int]:
+        """``spec.limits`` of the tenant's Tenant resource (the provider edits it with
+        kubectl); {} when it has none or is missing."""
+        try:
+            body = await self.api.request("GET", f"{self._root}/tenants/{tenant}")
+        except NotFound:
+            return {}
+        limits = ((body or {}).get("spec") or {}).get("limits") or {}
+        return {k: v for k, v in limits.items() if isinstance(v, int)}
+
     async def remove_tenant(self, tenant: str) -> None:
         """Delete the Tenant resource: the namespace it owns goes with it."""
         with contextlib.suppress(NotFound):

@@ -68,6 +68,7 @@ from sless.store import (
     JobRepository,
     QueueRepository,
     SecretRepository,
+    TenantLimitsRepository,
     TriggerRepository,
     VersionRepository,
     cipher_for,
@@ -113,7 +114,9 @@ class LocalBackend(TriggerTables, VersionPools):
         )
         self.runtimes_dir = default_runtimes_dir()
         self.logfiles = LogFiles(
-            settings.data_dir / "logs", max_bytes=settings.sandbox.log_max_bytes
+            settings.data_dir / "logs",
+            max_bytes=settings.sandbox.log_max_bytes,
+            tenant_max_bytes=settings.limits.max_log_bytes,
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
         #: the largest answer a call may read (Serving)
@@ -184,6 +187,11 @@ class LocalBackend(TriggerTables, VersionPools):
         await self.http_triggers.refresh()
         await self.resync()
         self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
+        self._tasks.append(
+            asyncio.create_task(
+                self.logfiles.keep_bounded(self._log_limits), name="local-backend-log-bounds"
+            )
+        )
 
     async def stop(self) -> None:
         if (refreshing := self.http_triggers.detach()) is not None:
@@ -229,7 +237,6 @@ class LocalBackend(TriggerTables, VersionPools):
                     await pool.reap_idle(self.settings.sandbox.idle_timeout_s)
                 except Exception:
                     log.exception("reaping %s failed", pool.name)
-            self.logfiles.cap()
             if ticks * _REAP_INTERVAL_S >= _RESYNC_INTERVAL_S:
                 ticks = 0
                 with contextlib.suppress(asyncpg.PostgresError, OSError):
@@ -402,6 +409,22 @@ class LocalBackend(TriggerTables, VersionPools):
         """The tenant's host uid (allocated now, once) and its pre-started workers: its first
         call after its first deploy meets one."""
         await self.launcher.host_ids(namespace_for(tenant))
+
+    async def tenant_limits(self, tenant: str) -> dict[str, int]:
+        """None of the mode's own: the provider's are in PostgreSQL (``tenant_limits``)."""
+        return {}
+
+    def log_bytes(self, namespace: str) -> int | None:
+        return self.logfiles.usage(namespace)
+
+    async def _log_limits(self) -> dict[str, int]:
+        """``namespace → max_log_bytes`` of the tenants whose provider set one."""
+        stored = await TenantLimitsRepository(self.db).all()
+        return {
+            namespace_for(tenant): limits["max_log_bytes"]
+            for tenant, limits in stored.items()
+            if isinstance(limits.get("max_log_bytes"), int) and limits["max_log_bytes"] > 0
+        }
 
     async def remove_tenant(self, tenant: str) -> None:
         """Nothing to remove in embedded mode (``delete_namespace`` removed its objects)."""

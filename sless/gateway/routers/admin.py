@@ -16,8 +16,9 @@ from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
+from sless.gateway.quota_usage import limits_view
 from sless.gateway.schema import ERRORS, page_model
-from sless.models import TenantName, VersionState, namespace_for
+from sless.models import TenantLimits, TenantName, VersionState, namespace_for
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,31 @@ async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) ->
     await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
     platform.tenancy.forget_cached()
     return {"deleted": tenant}
+
+
+@router.get("/tenants/{tenant}/limits")
+async def get_tenant_limits(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
+    """The tenant's limits and use (as ``GET /v1/limits`` shows them to the tenant), and
+    the limits set for it here (``own``)."""
+    await platform.tenancy.tenants.get(tenant)
+    view = await limits_view(platform, namespace_for(tenant))
+    return {**view, "own": await platform.tenancy.quotas.overrides.get(tenant)}
+
+
+@router.put("/tenants/{tenant}/limits")
+async def put_tenant_limits(
+    tenant: str, body: TenantLimits, _admin: AdminDep, platform: PlatformDep, request: Request
+) -> dict[str, Any]:
+    """Set the tenant's own limits: the body replaces those set before; a limit left out
+    (or null) follows the platform's ``SLESS_LIMITS_*``. Lowering one below the tenant's
+    use refuses its next growth, and removes nothing (logs excepted: trimmed to fit)."""
+    note(request, target_namespace=namespace_for(tenant), target_name=tenant)
+    await platform.tenancy.tenants.get(tenant)
+    quotas = platform.tenancy.quotas
+    await quotas.overrides.put(tenant, body.overrides())
+    quotas.forget(namespace_for(tenant))
+    view = await limits_view(platform, namespace_for(tenant))
+    return {**view, "own": body.overrides()}
 
 
 @router.post("/tenants/{tenant}/tokens", status_code=201)

@@ -57,9 +57,10 @@ async def put_job(
 
     async def work() -> tuple[int, Any]:
         await require_function(platform, ns, spec.function)
-        async with platform.tenancy.quotas.guard(ns):
+        async with platform.tenancy.quotas.guard(ns) as quota:
             if if_match is not None:
                 if_match.check(await current_version(platform, "job", ns, name))
+            quota.check_new("jobs", [j.name for j in await platform.backend.list_jobs(ns)], name)
             job, created = await platform.backend.put_job(ns, name, spec)
         platform.events.job_changed()
         return (201 if created else 200), job_view(job)

@@ -73,13 +73,13 @@ async def put_function(
     quotas = platform.tenancy.quotas
     # count, check and write as the tenant's only writer: concurrent creates cannot all
     # see the last free slot (sless/tenancy/quotas.py)
-    async with quotas.guard(ns):
+    async with quotas.guard(ns) as quota:
         current = await platform.backend.list_functions(ns)
         existing = next((f for f in current if f.name == name), None)
         if if_match is not None:
             # under the tenant's write lock: of two racing writers one sees the other's write
             if_match.check(existing.resource_version if existing else None)
-        quotas.check_function(current, name, spec)
+        quota.check_function(current, name, spec)
         await versioning.check_traffic(platform, ns, name, spec, existing)
         if existing is not None and spec.traffic != existing.spec.traffic:
             note(request, detail=versioning.traffic_detail(spec.traffic))

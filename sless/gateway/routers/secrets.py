@@ -72,9 +72,14 @@ async def put_secret(
     if_match: IfMatchDep,
 ) -> dict[str, Any]:
     value = _parse(body)
-    async with platform.tenancy.quotas.guard(ns):
+    async with platform.tenancy.quotas.guard(ns) as quota:
         if if_match is not None:
             await _check(platform, ns, name, if_match)
+        sizes = await platform.secrets.usage(ns)
+        quota.check_new("secrets", list(sizes), name)
+        used = sum(sizes.values())
+        size = len(value.get_secret_value().encode())
+        quota.check("secret_bytes", used, used - sizes.get(name, 0) + size)
         info, created = await platform.secrets.put(ns, name, value)
     platform.events.trigger_changed()  # a consumer using it reconnects with the new value
     await platform.backend.secret_changed(ns, name)  # functions using it restart with it

@@ -92,9 +92,11 @@ async def put_trigger(
     if spec.type == "cron":
         check_schedule(spec, now=datetime.now(UTC))
     await require_function(platform, ns, spec.function)
-    async with platform.tenancy.quotas.guard(ns):
+    async with platform.tenancy.quotas.guard(ns) as quota:
         if if_match is not None:
             if_match.check(await current_version(platform, "trigger", ns, name))
+        names = [t.name for t in await platform.backend.list_triggers(ns)]
+        quota.check_new("triggers", names, name)
         trigger, created = await platform.backend.put_trigger(ns, name, spec)
     platform.events.trigger_changed()
     response.status_code = 201 if created else 200

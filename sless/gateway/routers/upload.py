@@ -131,7 +131,8 @@ async def _upload(
         return 202, {**same, "version": code.version}
     quotas = platform.tenancy.quotas
     # refused early, before validation work, then checked again under the tenant's lock
-    quotas.check_code(await platform.backend.list_functions(ns), name, len(data))
+    early = await quotas.of(ns)
+    early.check_code(await platform.backend.list_functions(ns), name, len(data))
     report = await validate_upload(platform, function, data, sha256)
     summary = report.model_dump(mode="json")
     if report.verdict is Verdict.REJECT:
@@ -141,9 +142,9 @@ async def _upload(
             details=summary,
         )
     held = report.verdict is Verdict.REVIEW
-    async with quotas.guard(ns):
+    async with quotas.guard(ns) as quota:
         current = await platform.backend.list_functions(ns)
-        quotas.check_code(current, name, len(data))
+        quota.check_code(current, name, len(data))
         function = next((f for f in current if f.name == name), function)
         version = await platform.versions.next_version(ns, name)
         split = versioning.upload_traffic(function.spec.version, version, traffic)

@@ -83,7 +83,7 @@ async def rollback(
     split is cleared. 422 for a version that does not exist or may not serve."""
     note(request, detail=f"version: {body.version}")
     quotas = platform.tenancy.quotas
-    async with quotas.guard(ns):
+    async with quotas.guard(ns) as quota:
         current = await platform.backend.list_functions(ns)
         existing = next((f for f in current if f.name == name), None)
         if existing is None:
@@ -97,7 +97,7 @@ async def rollback(
                 f"version {body.version} names secret {missing[0]!r}, which does not exist"
                 f" in namespace {ns}: create it first"
             )
-        quotas.check_function(current, name, spec)
+        quota.check_function(current, name, spec)
         function = await platform.backend.put_function(ns, name, spec)
     set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
