@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +92,7 @@ class Admission:
         app: ASGIApp,
         limits: AdmissionLimits,
         activity: Activity,
-        guard: Callable[[], Awaitable[None]] | None = None,
+        guard: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.app = app
         self.limits = limits
@@ -154,7 +154,7 @@ class Admission:
         scope: MutableMapping[str, Any],
         receive: Receive,
         send: Send,
-        guard: Callable[[], Awaitable[None]],
+        guard: Callable[[], Coroutine[Any, Any, None]],
     ) -> None:
         task = asyncio.create_task(guard(), name="sless-connection-guard")
         try:

@@ -117,7 +117,9 @@ def to_close(
             chosen.update(newest_first[: len(held) - limits.max_per_client])
         if limits.idle_timeout_s is not None:
             for c in idle:
-                since = max(first_seen.get(c.inode, now), activity.finished_at.get((c.client, c.port), 0.0))
+                since = max(
+                    first_seen.get(c.inode, now), activity.finished_at.get((c.client, c.port), 0.0)
+                )
                 if now - since > limits.idle_timeout_s:
                     chosen.add(c)
         if chosen:
@@ -159,7 +161,9 @@ def close_sockets(inodes: dict[int, bool]) -> int:
 
 
 class ConnectionGuard:
-    def __init__(self, limits: GuardLimits, activity: Activity, interval_s: float = INTERVAL_S) -> None:
+    def __init__(
+        self, limits: GuardLimits, activity: Activity, interval_s: float = INTERVAL_S
+    ) -> None:
         self.limits = limits
         self.activity = activity
         self.interval_s = interval_s
