@@ -82,11 +82,11 @@ def established(port: int, tables: tuple[str, ...] = ("tcp", "tcp6")) -> list[Co
             if not fields[1].endswith(needle[:-1]) or fields[3] != _ESTABLISHED:
                 continue
             address, _, remote_port = fields[2].partition(":")
-            found.append(Connection(int(fields[9]), _address(address), int(remote_port, 16)))
+            found.append(Connection(int(fields[9]), proc_address(address), int(remote_port, 16)))
     return found
 
 
-def _address(hex_address: str) -> str:
+def proc_address(hex_address: str) -> str:
     """An address of /proc/net/tcp{,6} (32-bit words in host order, little-endian here)."""
     raw = bytes.fromhex(hex_address)
     packed = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
