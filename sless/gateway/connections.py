@@ -189,15 +189,17 @@ class ConnectionGuard:
         }
         close_sockets(fresh)
         held = {client: sum(1 for c in connections if c.client == client) for client in cut}
+        idle = self.limits.idle_timeout_s
+        why = f"cap {self.limits.max_per_client} per client" + (
+            f", or idle over {idle:g} s" if idle is not None else ""
+        )
         for client, gone in cut.items():
             self._warn(
-                "closed %d connection(s) of client %s (%d open; cap %d per client,"
-                " idle timeout %s s)",
+                "closed %d connection(s) of client %s (%d open; %s)",
                 len(gone),
                 client,
                 held[client],
-                self.limits.max_per_client,
-                self.limits.idle_timeout_s,
+                why,
             )
 
     def _forget(self, connections: list[Connection], now: float) -> None:
