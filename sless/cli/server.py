@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import resource
 import signal
 import sys
 from collections.abc import Iterator
@@ -17,12 +18,16 @@ from sless.sandbox import sandbox_available, seccomp_available
 from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_for
 
 if TYPE_CHECKING:
-    from sless.gateway.app import Gateway
+    from sless.gateway import Admission, Gateway
 
 log = logging.getLogger("sless")
 
 #: how long a thread holding the GIL keeps it when another asks (CPython's default: 5 ms)
 GIL_SWITCH_INTERVAL_S = 0.001
+#: file descriptors kept for everything but client connections (workers, PostgreSQL, logs)
+RESERVED_FDS = 1024
+#: connections the kernel queues for accept (capped by net.core.somaxconn)
+LISTEN_BACKLOG = 1024
 
 
 def run_up(settings: Settings) -> None:
@@ -95,6 +100,7 @@ def run_up(settings: Settings) -> None:
         err=True,
     )
     try:
+        _allow_connections(settings)
         if settings.gateway.http == "granian":
             started = _serve_granian(app, settings)
         else:
@@ -112,7 +118,8 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
     import uvicorn
 
     config = uvicorn.Config(
-        app,
+        # uvicorn has no request-head timeout: the connection guard closes idle connections
+        _admitting(app, settings, idle_timeout_s=settings.gateway.header_timeout_s),
         host=settings.gateway.host,
         port=settings.gateway.port,
         lifespan="on",
@@ -123,6 +130,9 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
         http=settings.gateway.http,
         # the app applies SLESS_GATEWAY_FORWARDED_ALLOW_IPS itself, whichever the server
         proxy_headers=False,
+        # past it uvicorn answers new connections 503 and keeps serving the accepted ones
+        limit_concurrency=settings.gateway.max_connections,
+        backlog=LISTEN_BACKLOG,
     )
     server = _graceful_server_class()(config)
     server.run()
@@ -145,16 +155,27 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
     from granian.log import LogLevels
     from granian.server.embed import Server
 
+    gateway = settings.gateway
     server = Server(
-        app,
-        address=settings.gateway.host,
-        port=settings.gateway.port,
+        _admitting(app, settings, idle_timeout_s=None),  # hyper bounds the request head
+        address=gateway.host,
+        port=gateway.port,
         interface=Interfaces.ASGI,
         http=HTTPModes.http1,
-        http1_settings=HTTP1Settings(keep_alive=True),
+        # header_read_timeout runs from the connection's start (or its previous response)
+        # to the end of the request head, whatever the pace of the bytes: a slowloris
+        # connection is closed after it, and so is an idle keep-alive one
+        http1_settings=HTTP1Settings(
+            keep_alive=True, header_read_timeout=int(gateway.header_timeout_s * 1000)
+        ),
         websockets=False,
         log_level=LogLevels.warning,
         log_access=False,
+        # backpressure is the connections granian holds at once (its default, the backlog,
+        # 128, let ~150 slow connections starve everyone); past it, new connections wait
+        # in the listen queue and the accepted ones keep being served
+        backlog=LISTEN_BACKLOG,
+        backpressure=gateway.max_connections,
     )
     server.workers_kill_timeout = max(1, int(settings.gateway.shutdown_grace_s))
     # granian warns at every start that its embedded server is experimental; that server
@@ -178,6 +199,59 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
 
     uvloop.run(serve())
     return app.started
+
+
+def _admitting(app: Gateway, settings: Settings, *, idle_timeout_s: float | None) -> Admission:
+    """``app`` behind the body deadline, the per-client caps and the connection guard."""
+    from sless.gateway import (
+        Activity,
+        Admission,
+        AdmissionLimits,
+        ConnectionGuard,
+        GuardLimits,
+        trusted_proxies,
+    )
+
+    gateway = settings.gateway
+    trusted = trusted_proxies(gateway.forwarded_allow_ips)
+    activity = Activity()
+    guard = ConnectionGuard(
+        GuardLimits(
+            port=gateway.port,
+            max_per_client=gateway.max_connections_per_client,
+            trusted_proxies=trusted,
+            idle_timeout_s=idle_timeout_s,
+        ),
+        activity,
+    )
+    limits = AdmissionLimits(
+        body_timeout_s=gateway.body_timeout_s,
+        body_min_rate_bytes_per_s=gateway.body_min_rate_bytes_per_s,
+        max_per_client=gateway.max_connections_per_client,
+        trusted_proxies=trusted,
+    )
+    return Admission(app, limits, activity, guard.run)
+
+
+def _allow_connections(settings: Settings) -> None:
+    """Raise the open-file limit to its hard limit, and ``max_connections`` to fit in it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        wanted = hard if hard != resource.RLIM_INFINITY else 1 << 20
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+    room = max(16, soft - RESERVED_FDS)
+    if settings.gateway.max_connections > room:
+        log.warning(
+            "SLESS_GATEWAY_MAX_CONNECTIONS=%d does not fit in the open-file limit (%d,"
+            " %d kept for workers and PostgreSQL): using %d",
+            settings.gateway.max_connections,
+            soft,
+            RESERVED_FDS,
+            room,
+        )
+        settings.gateway.max_connections = room
 
 
 class _NotExperimentalNotice(logging.Filter):

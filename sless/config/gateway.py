@@ -27,6 +27,21 @@ class GatewaySettings(BaseModel):
     #: pass the request-smuggling tests; docs/PERFORMANCE.md has the figures that chose
     #: the default
     http: Literal["granian", "httptools", "h11"] = "granian"
+    # -- slow and greedy clients (nginx's client_header_timeout, client_body_timeout,
+    # limit_conn; sless.gateway.connections, docs/SECURITY.md "Connection limits")
+    #: a connection must deliver a whole request head (request line and headers) within
+    #: this long of being opened or of its previous response; else it is closed
+    header_timeout_s: float = Field(default=10.0, gt=0, le=300)
+    #: a request body must arrive within this long of its headers, plus one second per
+    #: ``body_min_rate_bytes_per_s`` received; else 408 and the connection is closed
+    body_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    body_min_rate_bytes_per_s: int = Field(default=64 * 1024, ge=1)
+    #: connections open at once; beyond it new connections wait in the listen queue
+    #: (granian) or are answered 503 (uvicorn), the accepted ones keep being served
+    max_connections: int = Field(default=4096, ge=16)
+    #: connections one client address may hold (a client behind a trusted proxy: requests
+    #: in flight per X-Forwarded-For client); the newest beyond it are closed (503)
+    max_connections_per_client: int = Field(default=128, ge=1)
     #: peers whose X-Forwarded-For names the caller (comma-separated IP addresses; empty:
     #: none): a reverse proxy on this machine by default (sless.gateway.forwarded)
     forwarded_allow_ips: str = "127.0.0.1,::1"
