@@ -33,35 +33,7 @@ LISTEN_BACKLOG = 1024
 def run_up(settings: Settings) -> None:
     from sless.gateway import create_app
 
-    if settings.sandbox.unsafe_no_sandbox:
-        if settings.environment == "production":
-            raise click.ClickException("--unsafe-no-sandbox is refused in production")
-        click.secho(
-            "WARNING: functions run WITHOUT a sandbox (--unsafe-no-sandbox): any function can"
-            " read this machine's files and reach its network. Never use this with"
-            " untrusted code.",
-            fg="red",
-            err=True,
-        )
-    elif settings.backend != "kubernetes":  # Kubernetes mode: functions run in pods
-        if not settings.sandbox.seccomp:
-            if settings.environment == "production":
-                raise click.ClickException("SLESS_SANDBOX_SECCOMP=false is refused in production")
-            click.secho(
-                "WARNING: workers run without their seccomp filter (SLESS_SANDBOX_SECCOMP="
-                "false): for benchmarks only.",
-                fg="red",
-                err=True,
-            )
-        ok, reason = seccomp_available()
-        if not ok:  # never a sandbox without its filter
-            raise click.ClickException(reason)
-        ok, reason = sandbox_available(settings.sandbox.bwrap)
-        if not ok:
-            raise click.ClickException(
-                f"{reason}\nInstall bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap),"
-                " or for development only, start with --unsafe-no-sandbox."
-            )
+    _check_sandbox(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         # before PostgreSQL starts: production without a key stops here, in one line
@@ -111,6 +83,40 @@ def run_up(settings: Settings) -> None:
             embedded.stop()
     if not started:
         raise click.ClickException("the gateway did not start (see the messages above)")
+
+
+def _check_sandbox(settings: Settings) -> None:
+    """Refuse to start, in one line, without the sandbox and its seccomp filter (embedded
+    mode), unless a development setting says otherwise (with a warning)."""
+    if settings.sandbox.unsafe_no_sandbox:
+        if settings.environment == "production":
+            raise click.ClickException("--unsafe-no-sandbox is refused in production")
+        click.secho(
+            "WARNING: functions run WITHOUT a sandbox (--unsafe-no-sandbox): any function can"
+            " read this machine's files and reach its network. Never use this with"
+            " untrusted code.",
+            fg="red",
+            err=True,
+        )
+    elif settings.backend != "kubernetes":  # Kubernetes mode: functions run in pods
+        if not settings.sandbox.seccomp:
+            if settings.environment == "production":
+                raise click.ClickException("SLESS_SANDBOX_SECCOMP=false is refused in production")
+            click.secho(
+                "WARNING: workers run without their seccomp filter (SLESS_SANDBOX_SECCOMP="
+                "false): for benchmarks only.",
+                fg="red",
+                err=True,
+            )
+        ok, reason = seccomp_available()
+        if not ok:  # never a sandbox without its filter
+            raise click.ClickException(reason)
+        ok, reason = sandbox_available(settings.sandbox.bwrap)
+        if not ok:
+            raise click.ClickException(
+                f"{reason}\nInstall bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap),"
+                " or for development only, start with --unsafe-no-sandbox."
+            )
 
 
 def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:

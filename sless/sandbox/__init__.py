@@ -24,6 +24,7 @@ from .commands import (
 )
 from .egress import EgressProxy, EgressRule, resolve_allowed
 from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
+from .probing import sandbox_available
 from .seccomp import SeccompUnavailable
 from .seccomp import available as seccomp_available
 from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
@@ -32,7 +33,6 @@ from .workers import (
     WorkerStartError,
     check_handler,
     default_runtimes_dir,
-    sandbox_available,
     start_worker,
 )
 

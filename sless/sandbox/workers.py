@@ -63,72 +63,6 @@ def default_runtimes_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "runtimes"
 
 
-def sandbox_available(bwrap: str = "bwrap") -> tuple[bool, str]:
-    """Whether bubblewrap can create the sandbox here; the reason says how to fix it."""
-    path = shutil.which(bwrap)
-    if path is None:
-        return False, (
-            f"bubblewrap ({bwrap}) not found: install it (apt-get install bubblewrap, "
-            "dnf install bubblewrap) or, on a development machine only, run without the "
-            "sandbox (SLESS_SANDBOX_UNSAFE_NO_SANDBOX=true)"
-        )
-    if shutil.which("prlimit") is None:
-        return False, "prlimit not found: install util-linux"
-    try:
-        filter_fd = seccomp_filter.program_fd()
-    except seccomp_filter.SeccompUnavailable as e:
-        return False, str(e)
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        return False, "setpriv not found (workers run as their tenant's uid): install util-linux"
-    probe = [
-        path,
-        "--seccomp",
-        str(filter_fd),
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--die-with-parent",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
-        "--cap-drop",
-        "ALL",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-        "--symlink",
-        "usr/bin",
-        "/bin",
-        "--symlink",
-        "usr/lib",
-        "/lib",
-        "--symlink",
-        "usr/lib64",
-        "/lib64",
-        "--proc",
-        "/proc",
-        "--",
-        "/usr/bin/true",
-    ]
-    try:
-        result = subprocess.run(
-            probe, capture_output=True, timeout=10, check=False, env={}, pass_fds=(filter_fd,)
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return False, f"bubblewrap cannot run: {e}"
-    finally:
-        os.close(filter_fd)
-    if result.returncode != 0:
-        detail = result.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return False, (
-            f"bubblewrap cannot create the sandbox ({detail[0][:200]}): enable unprivileged "
-            "user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-            "user.max_user_namespaces>0) or run the gateway as root"
-        )
-    return True, f"bubblewrap available at {path}"
-
-
 def _log_tail(log_file: Path) -> str:
     try:
         with log_file.open("rb") as f:
@@ -275,6 +209,34 @@ def _prepare_socket_dir(spec: SandboxSpec) -> None:
     spec.socket_dir.chmod(0o700)
 
 
+async def _spawn_unsandboxed(
+    spec: SandboxSpec,
+    command: LaunchCommand,
+    credentials: list[str],
+    cgroup: Cgroup | None,
+    stdout: int,
+    stderr: int,
+) -> asyncio.subprocess.Process:
+    """``--unsafe-no-sandbox`` (development only): the interpreter as a plain process, as
+    the tenant's uid when the gateway is root."""
+    process = await asyncio.create_subprocess_exec(
+        *credentials,
+        *command.argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(command.env),
+        cwd=spec.code_dir,
+        start_new_session=True,
+    )
+    if cgroup is not None:
+        # no way to block an unsandboxed interpreter before it starts: this races with
+        # its first forks, acceptable for the development-only mode
+        with contextlib.suppress(OSError):
+            cgroup.add(process.pid)
+    return process
+
+
 async def _spawn(
     spec: SandboxSpec,
     command: LaunchCommand,
@@ -289,22 +251,7 @@ async def _spawn(
     under the seccomp filter unless ``seccomp`` is false (a benchmark's comparison only)."""
     credentials = _credentials(spec)
     if unsafe_no_sandbox:
-        process = await asyncio.create_subprocess_exec(
-            *credentials,
-            *command.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            env=dict(command.env),
-            cwd=spec.code_dir,
-            start_new_session=True,
-        )
-        if cgroup is not None:
-            # no way to block an unsandboxed interpreter before it starts: this races with
-            # its first forks, acceptable for the development-only mode
-            with contextlib.suppress(OSError):
-                cgroup.add(process.pid)
-        return process
+        return await _spawn_unsandboxed(spec, command, credentials, cgroup, stdout, stderr)
 
     try:
         filter_fds = [seccomp_filter.program_fd()] if seccomp else []

@@ -34,9 +34,8 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import asyncpg
 
@@ -45,17 +44,16 @@ from sless.backends.local.http_triggers import TRIGGERS_CHANNEL, HttpTriggerView
 from sless.backends.local.launching import MissingSecrets, WorkerLauncher
 from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
+from sless.backends.local.reviewing import CodeReviews
 from sless.backends.local.triggering import TriggerTables
 from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid
 from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
 from sless.models import (
-    CodeRef,
     Function,
     FunctionSpec,
     Phase,
     Runtime,
-    TrafficTarget,
     namespace_for,
 )
 from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir, reachable_by_others
@@ -92,7 +90,7 @@ def _make_private(data_dir: Path) -> None:
         (data_dir / name).chmod(0o700)
 
 
-class LocalBackend(TriggerTables, VersionPools):
+class LocalBackend(TriggerTables, VersionPools, CodeReviews):
     #: cron, jobs and RabbitMQ consumers run in ``sless up`` itself
     events_in_process: ClassVar[bool] = True
 
@@ -463,59 +461,3 @@ class LocalBackend(TriggerTables, VersionPools):
             self.builder.remove(runtime, sha256)
             self.launcher.drop_views(self.builder.path_for(runtime, sha256).root.name)
         return True
-
-    async def set_code(
-        self,
-        namespace: str,
-        name: str,
-        code: CodeRef,
-        *,
-        held: bool,
-        validation: dict[str, Any],
-        traffic: Sequence[TrafficTarget] = (),
-    ) -> Function:
-        record = await self.functions.get(namespace, name)
-        spec = record.function.spec.model_copy(update={"code": code, "traffic": list(traffic)})
-        phase = Phase.VALIDATING if held else Phase.PENDING
-        updated = await self.functions.replace_spec(
-            namespace,
-            name,
-            spec,
-            phase=phase,
-            validation=validation,
-            message="held for provider review" if held else "",
-        )
-        return updated.function
-
-    async def decide_review(
-        self, namespace: str, name: str, sha256: str, *, approve: bool, reason: str
-    ) -> None:
-        record = await self.functions.get(namespace, name)
-        function = record.function
-        code = function.spec.code
-        if code is None or code.sha256 != sha256 or function.status.phase is not Phase.VALIDATING:
-            return  # a newer upload replaced the reviewed code: nothing to release
-        if approve:
-            await self.functions.set_status(
-                namespace, name, phase=Phase.PENDING, generation=record.generation
-            )
-        else:
-            await self.functions.set_status(
-                namespace,
-                name,
-                phase=Phase.REJECTED,
-                message=f"rejected by the provider's review: {reason}",
-                generation=record.generation,
-            )
-
-    async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
-    ) -> None:
-        record = await self.functions.get(namespace, name)
-        await self.functions.set_status(
-            namespace,
-            name,
-            phase=record.function.status.phase,
-            message=record.function.status.message,
-            validation=validation,
-        )
