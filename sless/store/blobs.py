@@ -53,7 +53,8 @@ class LocalBlobStore:
 
     @staticmethod
     def _write_atomically(path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # the gateway's alone (0700): the data dir is searchable by the tenants' uids
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".upload-")
         try:
             with os.fdopen(fd, "wb") as f:

@@ -302,6 +302,16 @@ def test_every_mutating_route_writes_exactly_one_row(
         ),
         Step(
             admin,
+            "PUT",
+            "/v1/admin/tenants/newco/limits",
+            200,
+            "tenant.limits",
+            "ok",
+            ("sless-newco", "newco"),
+            {"json": {"max_triggers": 5}},
+        ),
+        Step(
+            admin,
             "DELETE",
             "/v1/admin/tenants/newco",
             200,

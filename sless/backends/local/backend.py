@@ -85,9 +85,12 @@ def _make_private(data_dir: Path) -> None:
     Searchable only: embedded PostgreSQL's own uid reaches ``pg`` by name."""
     data_dir.mkdir(parents=True, exist_ok=True)
     data_dir.chmod(0o711)
-    for name in ("builds", "logs", "blobs"):
+    for name in ("builds", "logs"):
         (data_dir / name).mkdir(exist_ok=True)
         (data_dir / name).chmod(0o700)
+    blobs = data_dir / "blobs"  # only with local blobs (not S3); the blob store makes it 0700
+    if blobs.exists():
+        blobs.chmod(0o700)
 
 
 class LocalBackend(TriggerTables, VersionPools, CodeReviews):
