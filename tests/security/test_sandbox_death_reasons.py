@@ -144,8 +144,8 @@ def test_an_exit_names_its_status(gateway: RunningGateway, acme: httpx.Client) -
 
 @pytest.mark.xfail(
     strict=False,
-    reason="open: in the merged suite a SIGSEGV was once reported as 'exited with status 3'"
-    " (issue 26 note); passes alone",
+    reason="open: on merged main (uids + reasons) a SIGSEGV is reported as 'exited with status 3'"
+    " (issue 26 note); it passed on the reasons branch alone",
 )
 def test_a_crash_names_its_signal(gateway: RunningGateway, acme: httpx.Client) -> None:
     deploy(acme, NS, "crashes", EXITS)
