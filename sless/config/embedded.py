@@ -18,6 +18,10 @@ class SandboxSettings(BaseModel):
     max_open_files: int = 256
     tmp_size_mb: int = 64
     log_max_bytes: int = 1024 * 1024
+    #: bytes a second a tenant's workers may log, after ``log_burst_bytes``: past it their
+    #: writes wait (sless.backends.local.logpump), so a flood costs the tenant's time
+    log_rate_bytes: int = Field(default=2 * 1024 * 1024, ge=4096)
+    log_burst_bytes: int = Field(default=8 * 1024 * 1024, ge=65536)
     #: generic workers kept pre-started per runtime (Python), specialized on a function's
     #: first call instead of a cold start (sless.sandbox.prestarting); 0 turns it off
     prestart_size: int = Field(default=2, ge=0, le=32)

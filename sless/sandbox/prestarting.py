@@ -322,7 +322,7 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
         )
         message = json.dumps({"env": env, "address_space": address_space_mb(spec) * MiB})
         reply = await asyncio.wait_for(
-            asyncio.to_thread(_send, worker.socket_path, message.encode(), spec.log_file),
+            asyncio.to_thread(_send, worker.socket_path, message.encode(), spec),
             timeout_s,
         )
     except (OSError, TimeoutError, ValueError) as e:
@@ -358,8 +358,8 @@ def link_tree(source: Path, target: Path) -> None:
     shutil.copytree(source, target, symlinks=True, copy_function=link, dirs_exist_ok=True)
 
 
-def _send(socket_path: Path, message: bytes, log_file: Path) -> str:
-    log_fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+def _send(socket_path: Path, message: bytes, spec: SandboxSpec) -> str:
+    log_fd = spec.open_log()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.connect(str(socket_path))

@@ -8,12 +8,13 @@ are checked against allowlists here, once.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Literal, Protocol
 
 Runtime = Literal["python3.11", "nodejs20"]
 RUNTIMES: tuple[Runtime, ...] = ("python3.11", "nodejs20")
@@ -67,6 +68,19 @@ class HostIds:
                 raise ValueError(f"{label} {value} is not a tenant's unprivileged host id")
 
 
+class LogSink(Protocol):
+    """Where workers' stdout and stderr go when the platform carries them to ``log_file``
+    itself (embedded mode: ``sless.backends.local.logpump``, which bounds them)."""
+
+    def open(self) -> int:
+        """A new write end for one worker (the caller closes it)."""
+        ...
+
+    def flush(self) -> None:
+        """Put what the workers wrote so far into ``log_file``."""
+        ...
+
+
 @dataclass(frozen=True)
 class SandboxSpec:
     """Everything needed to launch one worker of one function version."""
@@ -85,7 +99,7 @@ class SandboxSpec:
     #: host directory bind-mounted read-write at /run/sless; the runtime listens on
     #: /run/sless/worker.sock inside it
     socket_dir: Path
-    #: stdout and stderr of the worker are appended here
+    #: stdout and stderr of the worker are appended here (through ``log_sink`` if set)
     log_file: Path
     limits: Limits = field(default_factory=Limits)
     #: False: own network namespace with only loopback
@@ -105,6 +119,7 @@ class SandboxSpec:
     #: cannot switch uid and every worker runs as the gateway's uid): ``workers`` refuses
     #: to start a worker as host root
     host_ids: HostIds | None = None
+    log_sink: LogSink | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not _NAME_RE.match(self.name) or ".." in self.name:
@@ -132,6 +147,12 @@ class SandboxSpec:
             raise ValueError("concurrency must be between 1 and 1024")
         # a frozen, private copy: the caller's dict cannot change what is launched
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+
+    def open_log(self) -> int:
+        """A write end for the worker's stdout and stderr (the caller closes it)."""
+        if self.log_sink is not None:
+            return self.log_sink.open()
+        return os.open(self.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
 
     @property
     def socket_path(self) -> Path:

@@ -63,9 +63,11 @@ def default_runtimes_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "runtimes"
 
 
-def _log_tail(log_file: Path) -> str:
+def _log_tail(spec: SandboxSpec) -> str:
     try:
-        with log_file.open("rb") as f:
+        if spec.log_sink is not None:
+            spec.log_sink.flush()
+        with spec.log_file.open("rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - _LOG_TAIL_BYTES))
@@ -353,7 +355,7 @@ async def start_worker(
     cgroup, reason = Cgroup.create(
         spec.name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
     )
-    log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    log_fd = spec.open_log()
     try:
         process = await _spawn(
             spec,
@@ -379,7 +381,7 @@ async def start_worker(
             if process.returncode is not None:
                 raise WorkerStartError(
                     f"worker {spec.name} exited with status {process.returncode} before it "
-                    f"was ready\n{_log_tail(spec.log_file)}".rstrip(),
+                    f"was ready\n{_log_tail(spec)}".rstrip(),
                     ending=worker.ended(),
                 )
             if spec.socket_path.exists() and await _socket_accepts(spec.socket_path):
@@ -387,7 +389,7 @@ async def start_worker(
             if time.monotonic() > deadline:
                 raise WorkerStartError(
                     f"worker {spec.name} was not ready within {start_timeout_s:g}s\n"
-                    f"{_log_tail(spec.log_file)}".rstrip()
+                    f"{_log_tail(spec)}".rstrip()
                 )
             # the process's exit wakes us early; otherwise poll with a short backoff
             with contextlib.suppress(TimeoutError):
@@ -426,7 +428,7 @@ async def check_handler(
     cgroup, _ = Cgroup.create(
         check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
     )
-    log_fd = os.open(spec.log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    log_fd = spec.open_log()
     try:
         process = await _spawn(
             spec,

@@ -238,6 +238,50 @@ def test_logs_stay_under_the_tenants_byte_limit(gateway: RunningGateway) -> None
     assert acme.get("/v1/limits").json()["limits"]["log_bytes"]["used"] <= limit
 
 
+#: writes 4 MiB as fast as it can, in 64 KiB writes
+FLOOD = {
+    "handler.py": (
+        "import sys\n\n"
+        "def handle(event, context):\n"
+        "    chunk = (b'y' * 1023 + b'\\n') * 64\n"
+        "    for _ in range(64):\n"
+        "        sys.stdout.buffer.write(chunk)\n"
+        "    sys.stdout.buffer.flush()\n"
+        "    return 'flooded'\n"
+    )
+}
+
+
+def test_a_log_flood_never_holds_more_than_the_limit_on_disk(gateway: RunningGateway) -> None:
+    """Three functions write 12 MiB at once: the tenant's logs are bounded when written, so
+    at no moment does the disk hold more than the limit (sampled while the flood runs)."""
+    acme = gateway.tenant("acme")
+    for name in ("a", "b", "c"):
+        assert deploy(acme, "sless-acme", name, FLOOD)["status"]["phase"] == "Ready"
+    limit = gateway.settings.limits.max_log_bytes
+    most = 0
+    flooding = True
+
+    def sample() -> None:
+        nonlocal most
+        while flooding:
+            most = max(most, sum(log_sizes(gateway.settings, "sless-acme").values()))
+
+    with ThreadPoolExecutor(4) as pool:
+        sampler = pool.submit(sample)
+        calls = [
+            pool.submit(httpx.get, f"{gateway.url}/fn/sless-acme/{name}", timeout=120)
+            for name in ("a", "b", "c")
+        ]
+        answers = [call.result() for call in calls]
+        flooding = False
+        sampler.result()
+    assert [answer.text for answer in answers] == ['"flooded"'] * 3, answers
+    assert 0 < most <= limit, f"{most} bytes of logs on disk, the limit is {limit}"
+    text = acme.get(f"{NS}/functions/a/logs").text
+    assert "earlier output dropped" in text
+
+
 def test_queued_calls_are_refused_past_the_limit(gateway: RunningGateway) -> None:
     acme = gateway.tenant("acme")
     assert deploy(acme, "sless-acme", "slow", SLOW, {"timeout_s": 10})["status"]["phase"] == "Ready"

@@ -118,6 +118,8 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
             settings.data_dir / "logs",
             max_bytes=settings.sandbox.log_max_bytes,
             tenant_max_bytes=settings.limits.max_log_bytes,
+            rate=settings.sandbox.log_rate_bytes,
+            burst=settings.sandbox.log_burst_bytes,
         )
         self.launcher = WorkerLauncher(settings, self.secrets, self.logfiles, self.runtimes_dir)
         #: the largest answer a call may read (Serving)
@@ -211,6 +213,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self._version_pools.clear()
         if self.launcher.prestart is not None:
             await self.launcher.prestart.close()
+        await asyncio.to_thread(self.logfiles.close)
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)

@@ -189,6 +189,7 @@ class WorkerLauncher:
             namespace=namespace,
             socket_dir=socket_dir,
             log_file=log_file,
+            log_sink=self.logs.sink(namespace, name),
             limits=self.limits(spec.memory_mb),
             # never the host's network: egress goes through the allowlisting proxy
             network=False,

@@ -1,22 +1,20 @@
 """Functions' stdout/stderr in embedded mode: one append-only file per function, and the
 tenant's bound on all of them.
 
-Workers write their log with ``O_APPEND`` (``SandboxSpec.log_file``), so trimming a file
-in place is safe: their next write lands at the new end.
-
-Two bounds, both enforced by ``enforce`` (run by the backend every ``ENFORCE_INTERVAL_S``)
-and by ``append`` (the platform's own lines, e.g. why a call died):
+Workers never hold a log file: they write into a pipe (``sink``) that the platform's log
+pump (``logpump``) carries to ``write``, and the platform's own lines (why a call died)
+come through ``append``. Every write makes room first, within two bounds:
 
 - per function: ``log_max_bytes`` (``SLESS_SANDBOX_LOG_MAX_BYTES``);
 - per tenant: ``max_log_bytes`` (``SLESS_LIMITS_MAX_LOG_BYTES``, or the tenant's own
-  limit): when the tenant's files add up to more, each file over its share (the limit
-  divided among the tenant's files) keeps only its newest share.
+  limit): when the tenant's files would add up to more, each file over its share (the room
+  left, divided among the tenant's files) keeps only its newest part.
 
-Trimming keeps the newest lines and drops the oldest, starting with the line after the
+Making room keeps the newest lines and drops the oldest, starting with the line after the
 cut, and writes a marker line in their place: a tenant that logs without end loses its
-own oldest output, never the platform's disk. Between two passes a file can grow by what
-its workers write meanwhile, and never past the sandbox's per-file bound (RLIMIT_FSIZE,
-``tmp_size_mb``); docs/SECURITY.md says so.
+own oldest output, never the platform's disk, and at no moment holds more than its limit.
+``enforce`` (every ``ENFORCE_INTERVAL_S``) applies a limit the provider lowered to the
+files already there.
 """
 
 from __future__ import annotations
@@ -25,9 +23,12 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+
+from sless.backends.local.logpump import FunctionLog, LogPump
 
 log = logging.getLogger(__name__)
 
@@ -38,34 +39,74 @@ MARKER = b"[earlier output dropped: log limit reached]\n"
 
 
 class LogFiles:
-    def __init__(self, root: Path, *, max_bytes: int, tenant_max_bytes: int) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_bytes: int,
+        tenant_max_bytes: int,
+        rate: int = 2 * 1024 * 1024,
+        burst: int = 8 * 1024 * 1024,
+    ) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        #: the platform's per-tenant bound; ``enforce`` takes each tenant's own
+        #: the platform's per-tenant bound; a tenant's own limit wins (``limits``)
         self.tenant_max_bytes = tenant_max_bytes
+        #: the tenants' own limits, as last read (``keep_bounded``)
+        self.limits: dict[str, int] = {}
+        self.pump = LogPump(self.write, rate=rate, burst=burst)
+        #: every change of the files (writes, trims, removals) holds it
+        self._lock = threading.Lock()
+        #: bytes on disk per tenant, as the writes left them (dropped when unsure)
+        self._usage: dict[str, int] = {}
 
     def path(self, namespace: str, name: str) -> Path:
         return self.root / namespace / f"{name}.log"
 
+    def sink(self, namespace: str, name: str) -> FunctionLog:
+        """Where the function's workers write their stdout and stderr."""
+        return FunctionLog(self.pump, namespace, name)
+
     def remove(self, namespace: str, name: str) -> None:
-        self.path(namespace, name).unlink(missing_ok=True)
+        with self._lock:
+            self.path(namespace, name).unlink(missing_ok=True)
+            self._usage.pop(namespace, None)
 
     def usage(self, namespace: str) -> int:
         """Bytes of the namespace's logs on disk now."""
         return sum(size for _, size in _sizes(self.root / namespace))
 
-    def append(self, namespace: str, name: str, text: str, *, limit: int | None = None) -> None:
-        """Add a line of the platform's own (why a call died...) to a function's log,
-        within the same bounds as the workers' output."""
+    def append(self, namespace: str, name: str, text: str) -> None:
+        """Add a line of the platform's own (why a call died...) to a function's log, after
+        what its workers wrote, within the same bounds as their output."""
+        self.pump.flush(namespace, name)
+        self.write(namespace, name, text.rstrip("\n").encode("utf-8", "replace") + b"\n")
+
+    def write(self, namespace: str, name: str, data: bytes) -> None:
+        """Append ``data`` to the function's log, dropping its oldest lines (or the tenant's
+        others') first where it would not fit."""
+        limit = self.limits.get(namespace, self.tenant_max_bytes)
+        # one write never takes more than half of a bound: its newest bytes
+        data = data[-(min(self.max_bytes, limit) // 2) :]
         path = self.path(namespace, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = text.rstrip("\n").encode("utf-8", "replace")[: self.max_bytes // 4] + b"\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-        self.enforce_tenant(namespace, self.tenant_max_bytes if limit is None else limit)
+        with self._lock:
+            size = _size(path)
+            if size + len(data) > self.max_bytes:
+                _keep_newest(path, self.max_bytes)
+                self._usage.pop(namespace, None)
+            usage = self._usage.get(namespace)
+            if usage is None:
+                usage = sum(size for _, size in _sizes(self.root / namespace))
+            if usage + len(data) > limit:
+                usage = self._make_room(namespace, limit, len(data))
+            if size == 0:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+            try:
+                written = os.write(fd, data)
+            finally:
+                os.close(fd)
+            self._usage[namespace] = usage + written
 
     def enforce(self, limits: Mapping[str, int] | None = None) -> None:
         """Trim every tenant's logs to their bounds (``limits``: a namespace's own
@@ -75,32 +116,39 @@ class LogFiles:
         for directory in self.root.iterdir():
             if directory.is_dir():
                 limit = (limits or {}).get(directory.name, self.tenant_max_bytes)
-                self.enforce_tenant(directory.name, limit)
+                with self._lock:
+                    self._make_room(directory.name, limit, 0)
 
-    def enforce_tenant(self, namespace: str, limit: int) -> None:
+    def _make_room(self, namespace: str, limit: int, incoming: int) -> int:
+        """Trim the tenant's files so that ``incoming`` more bytes fit in ``limit``;
+        returns the bytes left on disk. Called with ``_lock`` held."""
         files = _sizes(self.root / namespace)
-        if not files:
-            return
         total = sum(size for _, size in files)
-        # each file's share of the tenant's limit; a file never keeps more than max_bytes
-        share = min(self.max_bytes, limit // len(files)) if total > limit else self.max_bytes
-        for path, size in files:
-            if size > share:
-                _keep_newest(path, share)
+        if files and total + incoming > limit:
+            # each file's share of the room left; a file never keeps more than max_bytes
+            share = min(self.max_bytes, max(0, limit - incoming) // len(files))
+            for path, size in files:
+                if size > share:
+                    _keep_newest(path, share)
+            total = sum(size for _, size in _sizes(self.root / namespace))
+        self._usage[namespace] = total
+        return total
+
+    def close(self) -> None:
+        self.pump.close()
 
     async def keep_bounded(self, read_limits: Callable[[], Awaitable[dict[str, int]]]) -> None:
         """Run ``enforce`` for ever (a task of the backend); ``read_limits`` gives the
         namespaces that have a limit of their own (read every few seconds)."""
-        limits: dict[str, int] = {}
         read_at = 0.0
         while True:
             if time.monotonic() - read_at >= _LIMITS_INTERVAL_S:
                 try:
-                    limits = await read_limits()
+                    self.limits = await read_limits()
                 except Exception:  # the database away: keep the limits read before
                     log.warning("could not read the tenants' log limits", exc_info=True)
                 read_at = time.monotonic()
-            await asyncio.to_thread(self.enforce, limits)
+            await asyncio.to_thread(self.enforce, self.limits)
             await asyncio.sleep(ENFORCE_INTERVAL_S)
 
     async def tail(self, namespace: str, name: str, tail_bytes: int) -> str:
@@ -116,9 +164,16 @@ def _sizes(directory: Path) -> list[tuple[Path, int]]:
     return found
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _keep_newest(path: Path, share: int) -> None:
     """Keep about half of ``share`` (the newest whole lines), so the file does not come back
-    to this pass at once; the marker says lines were dropped."""
+    to this at the next write; the marker says lines were dropped."""
     keep = max(0, share // 2 - len(MARKER))
     with contextlib.suppress(OSError), open(path, "r+b") as f:
         size = f.seek(0, os.SEEK_END)
