@@ -152,7 +152,13 @@ class LogFiles:
             await asyncio.sleep(ENFORCE_INTERVAL_S)
 
     async def tail(self, namespace: str, name: str, tail_bytes: int) -> str:
-        return await asyncio.to_thread(_read_tail, self.path(namespace, name), tail_bytes)
+        """The newest ``tail_bytes`` of the log, with what the workers wrote until now."""
+
+        def read() -> str:
+            self.pump.flush(namespace, name)
+            return _read_tail(self.path(namespace, name), tail_bytes)
+
+        return await asyncio.to_thread(read)
 
 
 def _sizes(directory: Path) -> list[tuple[Path, int]]:

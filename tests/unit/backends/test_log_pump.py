@@ -110,3 +110,12 @@ def test_the_pump_starts_again_after_close(files: LogFiles) -> None:
     run_writer(files, "ns", "f", "print('after')")
     files.sink("ns", "f").flush()
     assert files.path("ns", "f").read_text().splitlines() == ["before", "after"]
+
+
+async def test_a_tail_read_sees_what_was_written_until_then(files: LogFiles) -> None:
+    fd = files.sink("ns", "f").open()
+    try:
+        os.write(fd, b"written just now\n")
+        assert "written just now" in await files.tail("ns", "f", 1000)
+    finally:
+        os.close(fd)
