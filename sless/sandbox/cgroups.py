@@ -121,7 +121,8 @@ class Cgroup:
         For a pre-started worker being specialized, before any of the function's code
         runs: its memory and pids groups are renamed ``name`` (cgroup v1 renames within
         one parent; a clash keeps the old name), their limits become the function's, and
-        its processes move to ``<tenant>/<name>`` in the cpu hierarchy. OSError (e.g.
+        its processes move to ``<tenant>/<name>`` in the cpu hierarchy (its group there is
+        renamed when it already sits in the tenant's). OSError (e.g.
         EBUSY: the worker already uses more memory than the new limit) leaves the worker
         unfit to serve; the caller stops it."""
         for controller in ("memory", "pids"):
@@ -149,6 +150,13 @@ class Cgroup:
             (pids / "pids.max").write_text(str(limits.max_processes))
         old = self.dirs.get("cpu")
         if old is None:
+            return
+        if old.parent == self.root / "cpu" / _PARENT / tenant_group(tenant):
+            # started in the tenant's group (the pool knew whose it was): a rename, where
+            # moving each process would wait for an RCU grace period (~13 ms each here)
+            with contextlib.suppress(OSError):
+                old.rename(old.with_name(name))
+                self.dirs["cpu"] = old.with_name(name)
             return
         new = _cpu_dir(self.root, tenant, name)
         if new == old:

@@ -121,7 +121,7 @@ class PrestartPool:
         #: how many tenants keep generic workers at once
         self.tenants = tenants
         #: the tenants that keep generic workers, least recently wanted first
-        self._wanted: dict[HostIds | None, None] = {}
+        self._wanted: dict[HostIds | None, str] = {}
         self._ready: dict[Key, list[Worker]] = {}
         self._fillers: dict[Key, asyncio.Task[None]] = {}
         self._serial = 0
@@ -140,13 +140,15 @@ class PrestartPool:
         wait); without ids: the workers of a gateway that cannot switch uid."""
         self.want(host_ids)
 
-    def want(self, host_ids: HostIds | None) -> None:
+    def want(self, host_ids: HostIds | None, tenant: str = "") -> None:
         """Keep generic workers for ``host_ids`` (most recently wanted); stop those of the
-        tenant wanted least recently beyond ``tenants``."""
+        tenant wanted least recently beyond ``tenants``. ``tenant`` (the namespace those
+        ids belong to) puts its generic workers in its cpu group from their start, so that
+        specializing one moves no process between cgroups (``Cgroup.assign``)."""
         if self._closed or self.size <= 0:
             return
-        self._wanted.pop(host_ids, None)
-        self._wanted[host_ids] = None
+        known = self._wanted.pop(host_ids, "")
+        self._wanted[host_ids] = tenant or known
         while len(self._wanted) > self.tenants:
             evicted = next(iter(self._wanted))
             del self._wanted[evicted]
@@ -230,6 +232,7 @@ class PrestartPool:
             limits=self.limits,
             prestarted=True,
             host_ids=host_ids,
+            namespace=self._wanted.get(host_ids, ""),
         )
         try:
             worker = await start_worker(
@@ -272,7 +275,7 @@ class PrestartPool:
         if self._closed or not self.fits(spec):
             return None
         key = (spec.runtime, spec.host_ids)
-        self.want(spec.host_ids)  # most recently used: kept
+        self.want(spec.host_ids, spec.namespace)  # most recently used: kept
         ready = self._ready.get(key, [])
         worker = None
         while ready and worker is None:

@@ -87,7 +87,7 @@ class WorkerLauncher:
             return None
         ids = await self.uids.ids(namespace)
         if self.prestart is not None:
-            self.prestart.want(ids)
+            self.prestart.want(ids, namespace)
         return ids
 
     def view(self, build: Build, host_ids: HostIds | None) -> Build:
