@@ -1,10 +1,10 @@
 """Cold start in embedded mode, with the pre-started pool and without it, same run.
 
-Starts a real platform (`sless up`) three times: with ``SLESS_SANDBOX_PRESTART_SIZE=2`` (the
-default), with ``0``, and with the pool but without the workers' seccomp filter
+Starts a real platform (`sless up`) four times: with ``SLESS_SANDBOX_PRESTART_SIZE=2`` (the
+default), with ``0``, and both again without the workers' seccomp filter
 (``SLESS_SANDBOX_SECCOMP=false``, a setting that exists for this comparison and is refused
-in production): the filter's cost is the ratio of the first run to the third. In each it
-deploys ``--runs`` functions and measures:
+in production): the filter's cost is the ratio of each run to its unfiltered twin. In each
+it deploys ``--runs`` functions and measures:
 
 - the first call after deploy of each function (a worker must be made);
 - warm calls of the same function (the baseline: what a call costs once a worker runs);
@@ -82,6 +82,7 @@ def rows(args: argparse.Namespace) -> list[Row]:
     pooled = measure(2, args.runs)
     direct = measure(0, args.runs)
     unfiltered = measure(2, args.runs, seccomp=False)
+    direct_unfiltered = measure(0, args.runs, seccomp=False)
     out = []
     for label, figures in (("pool", pooled), ("no pool", direct)):
         for key, what in (("deploy", "first call after deploy"), ("reaped", "after idle reaping")):
@@ -96,18 +97,22 @@ def rows(args: argparse.Namespace) -> list[Row]:
                         target="<= 50 ms" if label == "pool" else "",
                     )
                 )
-    return out + _seccomp_rows(pooled, unfiltered)
+    return (
+        out
+        + _seccomp_rows(pooled, unfiltered, "pool")
+        + _seccomp_rows(direct, direct_unfiltered, "no pool")
+    )
 
 
 def _seccomp_rows(
-    filtered: dict[str, list[float]], unfiltered: dict[str, list[float]]
+    filtered: dict[str, list[float]], unfiltered: dict[str, list[float]], label: str
 ) -> list[Row]:
     """What the seccomp filter costs: the same figures with it and without it."""
     out = []
     for key, what in (
-        ("deploy", "cold start p50, first call after deploy (pool)"),
-        ("reaped", "cold start p50, after idle reaping (pool)"),
-        ("warm", "warm call p50"),
+        ("deploy", f"cold start p50, first call after deploy ({label})"),
+        ("reaped", f"cold start p50, after idle reaping ({label})"),
+        ("warm", f"warm call p50 ({label})"),
     ):
         if filtered[key] and unfiltered[key]:
             out.append(
