@@ -45,8 +45,8 @@ class LogFiles:
         *,
         max_bytes: int,
         tenant_max_bytes: int,
-        rate: int = 2 * 1024 * 1024,
-        burst: int = 8 * 1024 * 1024,
+        rate: int,
+        burst: int,
     ) -> None:
         self.root = root
         self.max_bytes = max_bytes
@@ -96,7 +96,7 @@ class LogFiles:
                 self._usage.pop(namespace, None)
             usage = self._usage.get(namespace)
             if usage is None:
-                usage = sum(size for _, size in _sizes(self.root / namespace))
+                usage = self.usage(namespace)
             if usage + len(data) > limit:
                 usage = self._make_room(namespace, limit, len(data))
             if size == 0:
@@ -130,7 +130,7 @@ class LogFiles:
             for path, size in files:
                 if size > share:
                     _keep_newest(path, share)
-            total = sum(size for _, size in _sizes(self.root / namespace))
+            total = self.usage(namespace)
         self._usage[namespace] = total
         return total
 
