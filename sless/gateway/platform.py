@@ -11,6 +11,7 @@ import asyncpg
 from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
+from sless.functions import FunctionServices
 from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, PageParams, Pager, scope
@@ -31,26 +32,29 @@ from sless.store import (
     start_recorder,
 )
 from sless.tenancy import Tenancy
-from sless.validation import StageResult, Validator
-from sless.validation.llm import ReviewKey
+from sless.validation import ReportCache, Validator
+from sless.validation.llm import StoredReviewCache
 
 log = logging.getLogger(__name__)
 
 
-class PostgresReviewCache:
-    """The LLM stage's ReviewCache, kept in PostgreSQL (shared by every gateway)."""
-
-    def __init__(self, db: asyncpg.Pool) -> None:
-        self.reviews = LLMReviewRepository(db)
-
-    async def get(self, key: ReviewKey) -> StageResult | None:
-        found = await self.reviews.get(key.code_sha256, key.model, key.prompt_version)
-        return StageResult.model_validate(found) if found is not None else None
-
-    async def put(self, key: ReviewKey, result: StageResult) -> None:
-        await self.reviews.put(
-            key.code_sha256, key.model, key.prompt_version, result.model_dump(mode="json")
-        )
+def _function_services(
+    db: asyncpg.Pool,
+    tenancy: Tenancy,
+    backend: Backend,
+    blobs: BlobStore,
+    validator: Validator,
+    metrics: GatewayMetrics,
+) -> FunctionServices:
+    return FunctionServices(
+        backend=backend,
+        versions=VersionRepository(db),
+        blobs=blobs,
+        quotas=tenancy.quotas,
+        validation=ReportCache(validator, ReportRepository(db)),
+        reviews=ReviewRepository(db),
+        on_validated=lambda report, cached: metrics.record_validation(report, cached=cached),
+    )
 
 
 @dataclass
@@ -61,7 +65,6 @@ class Platform:
     backend: Backend
     blobs: BlobStore
     validator: Validator
-    reports: ReportRepository
     reviews: ReviewRepository
     recorder: InvocationRecorder
     events: Events
@@ -70,6 +73,7 @@ class Platform:
     secrets: SecretRepository
     metrics: GatewayMetrics
     versions: VersionRepository
+    functions: FunctionServices
 
     @classmethod
     async def start(
@@ -125,16 +129,16 @@ class Platform:
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)
         metrics.watch_builds(backend.build_durations)
+        validator = Validator(
+            settings.validation, settings.llm, llm_cache=StoredReviewCache(LLMReviewRepository(db))
+        )
         return cls(
             settings=settings,
             db=db,
             tenancy=tenancy,
             backend=backend,
             blobs=blobs,
-            validator=Validator(
-                settings.validation, settings.llm, llm_cache=PostgresReviewCache(db)
-            ),
-            reports=ReportRepository(db),
+            validator=validator,
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
@@ -148,6 +152,7 @@ class Platform:
             secrets=secrets,
             metrics=metrics,
             versions=VersionRepository(db),
+            functions=_function_services(db, tenancy, backend, blobs, validator, metrics),
         )
 
     def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:
