@@ -16,8 +16,10 @@ from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, PageParams, Pager, scope
 from sless.store import (
+    AuditRepository,
     BlobStore,
     IdempotencyRepository,
+    InvocationHistory,
     InvocationRecorder,
     LLMReviewRepository,
     ReportRepository,
@@ -74,6 +76,8 @@ class Platform:
     metrics: GatewayMetrics
     versions: VersionRepository
     functions: FunctionServices
+    history: InvocationHistory
+    audit: AuditRepository
 
     @classmethod
     async def start(
@@ -153,6 +157,8 @@ class Platform:
             metrics=metrics,
             versions=VersionRepository(db),
             functions=_function_services(db, tenancy, backend, blobs, validator, metrics),
+            history=InvocationHistory(db),
+            audit=AuditRepository(db),
         )
 
     def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:

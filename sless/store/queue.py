@@ -24,7 +24,7 @@ from typing import Any
 
 import asyncpg
 
-from sless.errors import NotFound, QuotaExceeded
+from sless.errors import QuotaExceeded
 from sless.store.invocations import InvocationRecord, insert_records
 from sless.store.locks import QUEUE_LOCK_CLASS, lock_in_transaction
 
@@ -301,15 +301,3 @@ class QueueRepository:
 
     async def delete_namespace(self, namespace: str) -> None:
         await self.pool.execute("DELETE FROM invocation_queue WHERE namespace = $1", namespace)
-
-
-async def get_invocation(
-    pool: asyncpg.Pool, namespace: str, invocation_id: uuid.UUID
-) -> dict[str, Any]:
-    """The history record of one invocation, or NotFound."""
-    row = await pool.fetchrow(
-        "SELECT * FROM invocations WHERE namespace = $1 AND id = $2", namespace, invocation_id
-    )
-    if row is None:
-        raise NotFound("invocation not found")
-    return dict(row.items())

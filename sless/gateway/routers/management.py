@@ -17,7 +17,6 @@ from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.models import Function, FunctionSpec
-from sless.store import list_invocations
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -164,8 +163,7 @@ async def get_invocations(
             after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await list_invocations(
-        platform.db,
+    rows = await platform.history.page(
         ns,
         function=function,
         since=since,
