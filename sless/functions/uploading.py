@@ -26,10 +26,7 @@ from sless.validation import Report, Verdict
 async def validate(
     services: FunctionServices, function: Function, data: bytes, sha256: str
 ) -> Report:
-    spec = function.spec
-    report, cached = await services.validation.validate(
-        data, sha256=sha256, runtime=spec.runtime.value, entrypoint=spec.entrypoint
-    )
+    report, cached = await services.validation.validate(data, sha256=sha256, spec=function.spec)
     services.on_validated(report, cached)
     return report
 

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from sless.models import FunctionSpec
 from sless.validation.pipeline import Validator
 from sless.validation.report import Report
 
@@ -50,9 +51,9 @@ class ReportCache:
         self.validator = validator
         self.reports = reports
 
-    async def validate(
-        self, data: bytes, *, sha256: str, runtime: str, entrypoint: str
-    ) -> Validated:
+    async def validate(self, data: bytes, *, sha256: str, spec: FunctionSpec) -> Validated:
+        """The report of ``data`` as the code of ``spec`` (its runtime and entrypoint)."""
+        runtime, entrypoint = spec.runtime.value, spec.entrypoint
         cache_key = f"{runtime}:{entrypoint}:{self.validator.fingerprint}"
         cached = await self.reports.get(sha256, cache_key)
         if cached is not None:
