@@ -24,6 +24,7 @@ from sless.store import (
     LLMReviewRepository,
     ReportRepository,
     ReviewRepository,
+    SecretCipher,
     SecretRepository,
     VersionRepository,
     cipher_for,
@@ -38,6 +39,18 @@ from sless.validation import ReportCache, Validator
 from sless.validation.llm import StoredReviewCache
 
 log = logging.getLogger(__name__)
+
+
+async def _prepare_database(db: asyncpg.Pool, cipher: SecretCipher) -> SecretRepository:
+    """Migrations applied, secrets sealed under the current key: before anything reads."""
+    applied = await migrate(db)
+    if applied:
+        log.info("applied migrations %s", applied)
+    secrets = SecretRepository(db, cipher)
+    resealed = await secrets.reencrypt()
+    if resealed:
+        log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
+    return secrets
 
 
 def _function_services(
@@ -94,24 +107,24 @@ class Platform:
             database_url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
         )
         try:
-            applied = await migrate(db)
-            if applied:
-                log.info("applied migrations %s", applied)
-            secrets = SecretRepository(db, cipher)
-            resealed = await secrets.reencrypt()
-            if resealed:
-                log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
-            tenancy = Tenancy(db, settings.auth, settings.limits)
+            secrets = await _prepare_database(db, cipher)
+            blobs = make_blob_store(settings.s3, settings.data_dir)
+            backend = make_backend(settings, db, blobs)
+            # the mode's tenant infrastructure and limits, handed down (tenancy is below
+            # the backends: it never imports them)
+            tenancy = Tenancy(
+                db,
+                settings.auth,
+                settings.limits,
+                provision=backend.provision_tenant,
+                tenant_limits=backend.tenant_limits,
+            )
             generated = await tenancy.ensure_admin_token(
                 settings.admin.token.get_secret_value() if settings.admin.token else None
             )
             if generated and on_admin_token is not None:
                 on_admin_token(generated)
-            blobs = make_blob_store(settings.s3, settings.data_dir)
-            backend = make_backend(settings, db, blobs)
             await backend.start()
-            tenancy.provision = backend.provision_tenant
-            tenancy.quotas.external = backend.tenant_limits
             gateway = settings.gateway
             key = (
                 gateway.signing_key.get_secret_value().encode()
