@@ -11,11 +11,13 @@ handler stops. Anything else (the API server away, 409 on a namespace being dele
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
 import kopf
 
 from sless.errors import SlessError
 from sless.kube import answer_of
+from sless.operator.state import Operator
 
 #: answers of an object the API server will never accept as sent
 REFUSED = frozenset({400, 403, 422})
@@ -41,3 +43,16 @@ async def cluster_failure(
         await record(message)
         return kopf.PermanentError(message)
     return kopf.TemporaryError(f"{failed}: {answer or error}", delay=delay)
+
+
+def failed_status(
+    op: Operator, kind: str, namespace: str | None, name: str, status: dict[str, Any]
+) -> Callable[[str], Awaitable[None]]:
+    """A ``record`` for :func:`cluster_failure`: the object's phase ``Failed``, with why."""
+
+    async def record(message: str) -> None:
+        await op.patch_status(
+            kind, namespace, name, status, {"phase": "Failed", "message": message}
+        )
+
+    return record

@@ -21,7 +21,7 @@ from sless.errors import SlessError
 from sless.kube import collection_path, object_path
 from sless.models import FunctionResourceSpec, JobPhase, JobSpec, Phase
 from sless.operator.building import job_state
-from sless.operator.failing import cluster_failure
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
 
@@ -112,16 +112,12 @@ async def _start_run(
     try:
         await op.api.create(with_owner(job, fresh))
     except SlessError as e:
-
-        async def record(message: str) -> None:
-            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
-
         raise await cluster_failure(
             e,
             refused="the cluster refused the Job",
             failed="creating the Job failed",
             delay=5,
-            record=record,
+            record=failed_status(op, KIND, ns, name, status),
         ) from e
 
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from sless.errors import SlessError
 from sless.models import TenantSpec, check_tenant_name, namespace_for
-from sless.operator.failing import cluster_failure
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_role_binding, check_tenant_namespace, tenant_objects
 
@@ -47,19 +47,13 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
             for obj in objects[1:]:
                 await op.api.apply(obj)
         except SlessError as e:
-
-            async def record(message: str) -> None:
-                await op.patch_status(
-                    KIND, None, name, status, {"phase": "Failed", "message": message}
-                )
-
             # 403/409 on a namespace being deleted, API down...: all pass
             raise await cluster_failure(
                 e,
                 refused="the cluster refused the tenant's objects",
                 failed="applying failed",
                 delay=k.retry_delay_s,
-                record=record,
+                record=failed_status(op, KIND, None, name, status),
                 permanent={400, 422},
             ) from e
         plan = namespace["metadata"]["labels"].get("sless.kube5s.ru/plan")

@@ -15,7 +15,7 @@ from sless.errors import SlessError
 from sless.kube import object_path
 from sless.models import FunctionResourceSpec, TriggerSpec
 from sless.operator import deploying
-from sless.operator.failing import cluster_failure
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_pod_spec, cron_job, labels, sandbox_runtime_class
 
@@ -78,16 +78,12 @@ async def _cron(
     try:
         await op.api.apply(with_owner(cronjob, body))
     except SlessError as e:
-
-        async def record(message: str) -> None:
-            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
-
         raise await cluster_failure(
             e,
             refused="the cluster refused the CronJob",
             failed="applying the CronJob failed",
             delay=k.retry_delay_s,
-            record=record,
+            record=failed_status(op, KIND, ns, name, status),
         ) from e
     await op.patch_status(
         KIND,
