@@ -12,7 +12,7 @@ in embedded and in Kubernetes mode:
 - ``max_instances``: a bound per function, not a sum: the instances (workers or pods) one
   function may scale to. The backends also cap what runs by it, so lowering the quota
   takes effect on functions written before;
-- ``max_versions``: how many versions of each function are kept (``sless.gateway.versioning``
+- ``max_versions``: how many versions of each function are kept (``sless.functions.versioning``
   prunes the oldest, never the current one nor a traffic target, and deletes the code no
   version refers to any more). It bounds the stored code of old versions, which
   ``code_bytes`` does not count.
