@@ -23,7 +23,7 @@ from sless.backends.base import (
     Upstream,
     WatchedTrigger,
 )
-from sless.backends.calling import Response, call_function, reason_of, route
+from sless.backends.calling import Response, call_function, pick, reason_of, resolve, route
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -64,6 +64,8 @@ __all__ = [
     "call_function",
     "make_backend",
     "make_cluster_backend",
+    "pick",
     "reason_of",
+    "resolve",
     "route",
 ]

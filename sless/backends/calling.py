@@ -27,7 +27,7 @@ from typing import Any
 from sless.backends import headers as _headers
 from sless.backends.base import Serving, Upstream
 from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
-from sless.errors import BadRequest, InvocationTimeout, SlessError, UpstreamError
+from sless.errors import BadRequest, InvocationTimeout, NotFound, SlessError, UpstreamError
 from sless.models import FunctionSpec
 from sless.models import endings as _endings
 
@@ -61,6 +61,28 @@ def route(spec: FunctionSpec, version: str | None = None) -> str | None:
     return targets[-1].version
 
 
+def pick(
+    backend: Serving, namespace: str, name: str, current: FunctionSpec, version: str | None
+) -> tuple[FunctionSpec, str | None]:
+    """The version one call goes to (``route``) and the spec it runs with (its own
+    timeout and auth), given the ``current`` serving spec: looked up once a call."""
+    version = route(current, version)
+    if version is not None and version != current.version:
+        return backend.serving(namespace, name, version), version
+    return current, version
+
+
+def resolve(
+    backend: Serving, namespace: str, name: str, version: str | None = None
+) -> tuple[FunctionSpec, str | None]:
+    """``pick`` from the function's serving spec (``NotFound`` naming the function)."""
+    try:
+        current = backend.serving(namespace, name)
+    except NotFound:
+        raise NotFound(f"function {name!r} not found") from None
+    return pick(backend, namespace, name, current, version)
+
+
 async def call_function(
     backend: Serving,
     namespace: str,
@@ -79,10 +101,12 @@ async def call_function(
     Hop-by-hop fields (and those ``Connection`` names) are removed here from what goes out
     and from what comes back, whoever built ``headers``. Raises ``InvocationTimeout``,
     ``UpstreamError`` (both naming why the call died: ``reason_of``), ``NotReady`` or
-    ``NotFound``. ``version``: the version to call (None: one drawn by the serving spec's
-    traffic split, see ``route``). The answer is at most ``backend.max_response_bytes``.
+    ``NotFound``. ``version``: the version to call, as ``pick`` chose it (None: one drawn
+    here by the serving spec's traffic split, see ``route``). The answer is at most
+    ``backend.max_response_bytes``.
     """
-    version = route(backend.serving(namespace, name), version)
+    if version is None:
+        version = route(backend.serving(namespace, name))
     deadline = time.time() + timeout_s
     forwarded = [
         *_headers.to_function(headers),

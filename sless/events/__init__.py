@@ -11,11 +11,13 @@ from sless.events.running import job_trigger
 from sless.events.schedules import check_schedule, next_tick
 from sless.events.service import Events
 from sless.events.standalone import EventsProcess, serve_events
+from sless.store import QueuedCall
 
 __all__ = [
     "BrokerUrlRefused",
     "Events",
     "EventsProcess",
+    "QueuedCall",
     "check_broker_scheme",
     "check_schedule",
     "job_trigger",

@@ -14,8 +14,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Serving, call_function, reason_of, route
-from sless.errors import NotFound, SlessError
+from sless.backends import Serving, call_function, reason_of, resolve
+from sless.errors import SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
 log = logging.getLogger(__name__)
@@ -81,14 +81,8 @@ async def invoke(
     reason: str | None = None
     named, version = version, None
     try:
-        try:
-            spec = backend.serving(namespace, name)
-        except NotFound:
-            raise NotFound(f"function {name!r} not found") from None
         # drawn (or named) here so that the version's own timeout applies
-        version = route(spec, named)
-        if version is not None and version != spec.version:
-            spec = backend.serving(namespace, name, version)
+        spec, version = resolve(backend, namespace, name, named)
         response = await call_function(
             backend,
             namespace,

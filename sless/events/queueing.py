@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -88,31 +88,10 @@ class InvocationQueue(PollingWorker):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def enqueue(
-        self,
-        invocation_id: uuid.UUID,
-        namespace: str,
-        function: str,
-        *,
-        method: str,
-        path: str,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        version: str | None = None,
-        max_pending: int | None = None,
-    ) -> None:
-        await self.queue.enqueue(
-            invocation_id,
-            namespace,
-            function,
-            method=method,
-            path=path,
-            headers=headers,
-            body=body,
-            max_attempts=self.settings.max_attempts,
-            version=version,
-            max_pending=max_pending,
-        )
+    async def enqueue(self, call: QueuedCall, *, max_pending: int | None = None) -> None:
+        """Queue ``call`` with this queue's ``max_attempts``, and wake a worker."""
+        call = dataclasses.replace(call, attempts=0, max_attempts=self.settings.max_attempts)
+        await self.queue.enqueue(call, max_pending=max_pending)
         self._wake.set()
 
     async def run_once(self) -> int:

@@ -21,7 +21,6 @@ database's only user, ``recover_at_start``): a claimed tick never started is fir
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -33,6 +32,7 @@ from sless.backends import Serving
 from sless.config import EventsSettings
 from sless.errors import SlessError
 from sless.events.calling import invoke, json_request, outcome_record
+from sless.events.polling import PollingWorker
 from sless.events.schedules import ticks
 from sless.store import (
     TRANSIENT_DB_ERRORS,
@@ -50,7 +50,13 @@ _WARM_AFTER_TICK_S = 5.0
 _PRUNE_EVERY_PASSES = 600
 
 
-class CronScheduler:
+class CronScheduler(PollingWorker):
+    """The polling loop of ``sless.events.polling`` every ``scheduler_interval_s``; the
+    first pass runs at once. A tick in flight at ``stop`` is cut: its lease runs out and
+    another scheduler takes it over."""
+
+    name = "cron-scheduler"
+
     def __init__(
         self,
         settings: EventsSettings,
@@ -59,44 +65,33 @@ class CronScheduler:
         *,
         recover_at_start: bool = False,
     ) -> None:
+        super().__init__(settings.scheduler_interval_s)
         self.settings = settings
         #: this process is the database's only user: every open tick is a dead one's
         self._recover_all = recover_at_start
         self.backend = backend
         self.triggers = triggers
-        self._task: asyncio.Task[None] | None = None
-        self._firing: set[asyncio.Task[None]] = set()
         #: ticks this scheduler won (tests and metrics)
         self.fired = 0
+        self._passes = 0
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="cron-scheduler")
+        super().start()
+        self.wake()  # the first pass now, not an interval from now
 
-    async def stop(self) -> None:
-        tasks = [t for t in [self._task, *self._firing] if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._task = None
-        self._firing.clear()
-
-    async def _run(self) -> None:
-        passes = 0
-        while True:
-            try:
-                await self.run_once()
-                passes += 1
-                if passes % _PRUNE_EVERY_PASSES == 0:
-                    window = timedelta(seconds=self.settings.catchup_window_s)
-                    await self.triggers.prune_ticks(datetime.now(UTC) - window - timedelta(days=1))
-            except Exception as e:  # the database may be restarting: try again next pass
-                log.warning("cron scheduler pass failed: %s", type(e).__name__)
-            await asyncio.sleep(self.settings.scheduler_interval_s)
+    async def stop(self, grace_s: float = 0.0) -> None:
+        await super().stop(grace_s)
 
     async def run_once(self) -> int:
+        """One pass (``_claim_due``); every ``_PRUNE_EVERY_PASSES`` passes, old ticks go."""
+        started = await self._claim_due()
+        self._passes += 1
+        if self._passes % _PRUNE_EVERY_PASSES == 0:
+            window = timedelta(seconds=self.settings.catchup_window_s)
+            await self.triggers.prune_ticks(datetime.now(UTC) - window - timedelta(days=1))
+        return started
+
+    async def _claim_due(self) -> int:
         """Take over the ticks of a stopped scheduler, then claim and start the due ticks
         of every enabled cron trigger; returns how many were started."""
         now = datetime.now(UTC)
@@ -153,8 +148,8 @@ class CronScheduler:
 
     def _start(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
         task = asyncio.create_task(self._fire(record, claimed))
-        self._firing.add(task)
-        task.add_done_callback(self._firing.discard)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
 
     async def _fire(self, record: TriggerRecord, claimed: ClaimedTick) -> None:
         try:

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 
 import asyncpg
 
@@ -24,6 +23,7 @@ from sless.events.sources import DatabaseTriggers
 from sless.store import (
     InvocationRecorder,
     JobRepository,
+    QueuedCall,
     QueueRepository,
     SecretRepository,
     TriggerRepository,
@@ -93,33 +93,11 @@ class Events:
             await self.runner.stop(grace)
         await self.queue.stop(grace)
 
-    async def enqueue(
-        self,
-        invocation_id: uuid.UUID,
-        namespace: str,
-        function: str,
-        *,
-        method: str,
-        path: str,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        version: str | None = None,
-        max_pending: int | None = None,
-    ) -> None:
-        """Queue a call; ``version`` (``name@v3``) pins it, else the split draws one.
+    async def enqueue(self, call: QueuedCall, *, max_pending: int | None = None) -> None:
+        """Queue a call; its ``version`` (``name@v3``) pins it, else the split draws one.
         Refused (``QuotaExceeded``) when the namespace has ``max_pending`` calls queued
         or running."""
-        await self.queue.enqueue(
-            invocation_id,
-            namespace,
-            function,
-            method=method,
-            path=path,
-            headers=headers,
-            body=body,
-            version=version,
-            max_pending=max_pending,
-        )
+        await self.queue.enqueue(call, max_pending=max_pending)
 
     def consumer_lags(self) -> dict[tuple[str, str, str], int]:
         """``(namespace, trigger, function) → messages waiting`` of this process's

@@ -18,6 +18,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from sless.errors import Invalid, NotFound, Unauthorized
+from sless.functions import FunctionServices
 from sless.gateway.audit import stash_principal
 from sless.gateway.platform import Platform
 from sless.gateway.ratelimits import STATE_KEY
@@ -35,6 +36,15 @@ def get_platform(request: Request) -> Platform:
 
 
 PlatformDep = Annotated[Platform, Depends(get_platform)]
+
+
+def get_functions(request: Request) -> FunctionServices:
+    """The function lifecycle's services (``sless.functions``), for its use cases."""
+    functions: FunctionServices = request.app.state.platform.functions
+    return functions
+
+
+FunctionsDep = Annotated[FunctionServices, Depends(get_functions)]
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -33,9 +33,10 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function, route
+from sless.backends import call_function, pick
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
+from sless.events import QueuedCall
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
@@ -244,12 +245,10 @@ class InvokeApp:
             await self._authorize(platform, scope, headers, namespace)
         # the version is drawn here (or named): its own spec sets the timeout, and a
         # version that needs a token gets one even when the current one is public
-        call.version = route(spec, call.version)
-        if call.version is not None and call.version != spec.version:
-            version_spec = platform.backend.serving(namespace, name, call.version)
-            if version_spec.auth is AuthMode.TOKEN and spec.auth is not AuthMode.TOKEN:
-                await self._authorize(platform, scope, headers, namespace)
-            spec = version_spec
+        version_spec, call.version = pick(platform.backend, namespace, name, spec, call.version)
+        if version_spec.auth is AuthMode.TOKEN and spec.auth is not AuthMode.TOKEN:
+            await self._authorize(platform, scope, headers, namespace)
+        spec = version_spec
         if platform.backend.http_disabled(namespace, name):
             raise HttpTriggerDisabled(
                 f"function {name!r} is not reachable over http: its http trigger is disabled"
@@ -290,17 +289,17 @@ class InvokeApp:
 
         async def enqueue() -> tuple[int, Any]:
             quota = await platform.tenancy.quotas.of(namespace)
-            await platform.events.enqueue(
-                call.invocation_id,
-                namespace,
-                name,
+            queued = QueuedCall(
+                id=call.invocation_id,
+                namespace=namespace,
+                function=name,
                 method=scope["method"],
                 path=path,
                 headers=_forwarded_headers(scope, headers),
                 body=body,
                 version=queued_version,
-                max_pending=quota.limit("queued_calls"),
             )
+            await platform.events.enqueue(queued, max_pending=quota.limit("queued_calls"))
             return 202, {"invocation_id": str(call.invocation_id)}
 
         # -- Idempotency-Key (sless.gateway.idempotency): a retry with the same key and

@@ -11,16 +11,20 @@ import asyncpg
 from sless.backends import Backend, make_backend
 from sless.config import Settings
 from sless.events import Events
+from sless.functions import FunctionServices
 from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, PageParams, Pager, scope
 from sless.store import (
+    AuditRepository,
     BlobStore,
     IdempotencyRepository,
+    InvocationHistory,
     InvocationRecorder,
     LLMReviewRepository,
     ReportRepository,
     ReviewRepository,
+    SecretCipher,
     SecretRepository,
     VersionRepository,
     cipher_for,
@@ -31,26 +35,41 @@ from sless.store import (
     start_recorder,
 )
 from sless.tenancy import Tenancy
-from sless.validation import StageResult, Validator
-from sless.validation.llm import ReviewKey
+from sless.validation import ReportCache, Validator
+from sless.validation.llm import StoredReviewCache
 
 log = logging.getLogger(__name__)
 
 
-class PostgresReviewCache:
-    """The LLM stage's ReviewCache, kept in PostgreSQL (shared by every gateway)."""
+async def _prepare_database(db: asyncpg.Pool, cipher: SecretCipher) -> SecretRepository:
+    """Migrations applied, secrets sealed under the current key: before anything reads."""
+    applied = await migrate(db)
+    if applied:
+        log.info("applied migrations %s", applied)
+    secrets = SecretRepository(db, cipher)
+    resealed = await secrets.reencrypt()
+    if resealed:
+        log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
+    return secrets
 
-    def __init__(self, db: asyncpg.Pool) -> None:
-        self.reviews = LLMReviewRepository(db)
 
-    async def get(self, key: ReviewKey) -> StageResult | None:
-        found = await self.reviews.get(key.code_sha256, key.model, key.prompt_version)
-        return StageResult.model_validate(found) if found is not None else None
-
-    async def put(self, key: ReviewKey, result: StageResult) -> None:
-        await self.reviews.put(
-            key.code_sha256, key.model, key.prompt_version, result.model_dump(mode="json")
-        )
+def _function_services(
+    db: asyncpg.Pool,
+    tenancy: Tenancy,
+    backend: Backend,
+    blobs: BlobStore,
+    validator: Validator,
+    metrics: GatewayMetrics,
+) -> FunctionServices:
+    return FunctionServices(
+        backend=backend,
+        versions=VersionRepository(db),
+        blobs=blobs,
+        quotas=tenancy.quotas,
+        validation=ReportCache(validator, ReportRepository(db)),
+        reviews=ReviewRepository(db),
+        on_validated=lambda report, cached: metrics.record_validation(report, cached=cached),
+    )
 
 
 @dataclass
@@ -61,7 +80,6 @@ class Platform:
     backend: Backend
     blobs: BlobStore
     validator: Validator
-    reports: ReportRepository
     reviews: ReviewRepository
     recorder: InvocationRecorder
     events: Events
@@ -70,6 +88,9 @@ class Platform:
     secrets: SecretRepository
     metrics: GatewayMetrics
     versions: VersionRepository
+    functions: FunctionServices
+    history: InvocationHistory
+    audit: AuditRepository
 
     @classmethod
     async def start(
@@ -86,24 +107,24 @@ class Platform:
             database_url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
         )
         try:
-            applied = await migrate(db)
-            if applied:
-                log.info("applied migrations %s", applied)
-            secrets = SecretRepository(db, cipher)
-            resealed = await secrets.reencrypt()
-            if resealed:
-                log.info("re-encrypted %d secrets under key %r", resealed, cipher.primary)
-            tenancy = Tenancy(db, settings.auth, settings.limits)
+            secrets = await _prepare_database(db, cipher)
+            blobs = make_blob_store(settings.s3, settings.data_dir)
+            backend = make_backend(settings, db, blobs)
+            # the mode's tenant infrastructure and limits, handed down (tenancy is below
+            # the backends: it never imports them)
+            tenancy = Tenancy(
+                db,
+                settings.auth,
+                settings.limits,
+                provision=backend.provision_tenant,
+                tenant_limits=backend.tenant_limits,
+            )
             generated = await tenancy.ensure_admin_token(
                 settings.admin.token.get_secret_value() if settings.admin.token else None
             )
             if generated and on_admin_token is not None:
                 on_admin_token(generated)
-            blobs = make_blob_store(settings.s3, settings.data_dir)
-            backend = make_backend(settings, db, blobs)
             await backend.start()
-            tenancy.provision = backend.provision_tenant
-            tenancy.quotas.external = backend.tenant_limits
             gateway = settings.gateway
             key = (
                 gateway.signing_key.get_secret_value().encode()
@@ -125,16 +146,16 @@ class Platform:
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)
         metrics.watch_builds(backend.build_durations)
+        validator = Validator(
+            settings.validation, settings.llm, llm_cache=StoredReviewCache(LLMReviewRepository(db))
+        )
         return cls(
             settings=settings,
             db=db,
             tenancy=tenancy,
             backend=backend,
             blobs=blobs,
-            validator=Validator(
-                settings.validation, settings.llm, llm_cache=PostgresReviewCache(db)
-            ),
-            reports=ReportRepository(db),
+            validator=validator,
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
@@ -148,6 +169,9 @@ class Platform:
             secrets=secrets,
             metrics=metrics,
             versions=VersionRepository(db),
+            functions=_function_services(db, tenancy, backend, blobs, validator, metrics),
+            history=InvocationHistory(db),
+            audit=AuditRepository(db),
         )
 
     def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:

@@ -8,7 +8,8 @@ relative, ``..``-free names, within the archive limits, are copied; a tenant's o
 ``Dockerfile`` or ``.dockerignore`` is dropped so that the platform's build recipe wins.
 Members get fixed owners, modes and times: the same zip always gives the same tar.
 
-boto3 is synchronous: every call runs in a worker thread.
+S3 is reached through ``sless.store.S3BlobStore``, the gateway's own client (one TLS,
+retry and error rule); only the repacking is the operator's, in a worker thread.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from sless.config import ArchiveLimits, S3Settings
 from sless.models import Runtime
 from sless.policies import context_key, dockerfile
+from sless.store import S3BlobStore
 
 _PLATFORM_FILES = {"Dockerfile", ".dockerignore"}
 
@@ -76,57 +78,28 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
 
 
 class BuildContexts:
+    """Build contexts kept beside the code blobs, through the one S3 client
+    (``sless.store.S3BlobStore``: its TLS, retries and error mapping)."""
+
     def __init__(self, s3: S3Settings, limits: ArchiveLimits, client: Any = None) -> None:
         if not s3.bucket:
             raise ValueError("Kubernetes mode needs an S3 bucket for code blobs (SLESS_S3_BUCKET)")
         self.s3 = s3
-        self.bucket = s3.bucket
         self.limits = limits
-        self._client = client or _make_client(s3)
-
-    async def _call(self, method: str, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(getattr(self._client, method), **kwargs)
-
-    async def _exists(self, key: str) -> bool:
-        from botocore.exceptions import ClientError
-
-        try:
-            await self._call("head_object", Bucket=self.bucket, Key=key)
-        except ClientError as e:
-            if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return False
-            raise
-        return True
+        self.blobs = S3BlobStore(s3, client)
 
     async def ensure(self, sha256: str, blob_key: str, runtime: Runtime, base_image: str) -> str:
         """The context's key, repacking the blob when it is not there yet."""
         key = context_key(self.s3, sha256, runtime)
-        if await self._exists(key):
+        if await self.blobs.exists_key(key):
             return key
-        response = await self._call("get_object", Bucket=self.bucket, Key=blob_key)
-        body: bytes = await asyncio.to_thread(response["Body"].read)
+        body = await self.blobs.get_key(blob_key)
         packed = await asyncio.to_thread(repack, body, dockerfile(runtime, base_image), self.limits)
-        await self._call("put_object", Bucket=self.bucket, Key=key, Body=packed)
+        await self.blobs.put_key(key, packed)
         return key
 
     async def delete_code(self, sha256: str, blob_key: str) -> None:
         """The blob and every context made from it."""
         keys = [blob_key] + [context_key(self.s3, sha256, runtime) for runtime in Runtime]
         for key in keys:
-            await self._call("delete_object", Bucket=self.bucket, Key=key)
-
-
-def _make_client(s3: S3Settings) -> Any:
-    import boto3
-    from botocore.config import Config
-
-    return boto3.client(
-        "s3",
-        endpoint_url=s3.endpoint_url,
-        region_name=s3.region,
-        aws_access_key_id=s3.access_key_id.get_secret_value() if s3.access_key_id else None,
-        aws_secret_access_key=(
-            s3.secret_access_key.get_secret_value() if s3.secret_access_key else None
-        ),
-        config=Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 3}),
-    )
+            await self.blobs.delete_key(key)

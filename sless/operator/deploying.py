@@ -19,6 +19,7 @@ from sless.errors import Conflict, SlessError
 from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionResourceSpec, FunctionSpec
 from sless.operator.building import build_image
+from sless.operator.failing import cluster_failure
 from sless.operator.function_status import KIND, fail
 from sless.operator.state import Operator, with_owner
 from sless.policies import (
@@ -292,8 +293,14 @@ async def _apply(
                 " rendering it again",
                 delay=1,
             ) from e
-        if answer is not None and answer.status in (400, 403, 422):
-            message = f"the cluster refused the function's objects: {answer or e}"
+
+        async def record(message: str) -> None:
             await fail(op, ns, name, status, "ApplyRefused", message, builds=builds)
-            raise kopf.PermanentError(message) from e
-        raise kopf.TemporaryError(f"applying failed: {answer or e}", delay=k.retry_delay_s) from e
+
+        raise await cluster_failure(
+            e,
+            refused="the cluster refused the function's objects",
+            failed="applying failed",
+            delay=k.retry_delay_s,
+            record=record,
+        ) from e

@@ -18,9 +18,10 @@ import kopf
 from pydantic import ValidationError
 
 from sless.errors import SlessError
-from sless.kube import answer_of, collection_path, object_path
+from sless.kube import collection_path, object_path
 from sless.models import FunctionResourceSpec, JobPhase, JobSpec, Phase
 from sless.operator.building import job_state
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
 
@@ -111,12 +112,13 @@ async def _start_run(
     try:
         await op.api.create(with_owner(job, fresh))
     except SlessError as e:
-        answer = answer_of(e)
-        if answer is not None and answer.status in (400, 403, 422):
-            message = f"the cluster refused the Job: {answer or e}"
-            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
-            raise kopf.PermanentError(message) from e
-        raise kopf.TemporaryError(f"creating the Job failed: {answer or e}", delay=5) from e
+        raise await cluster_failure(
+            e,
+            refused="the cluster refused the Job",
+            failed="creating the Job failed",
+            delay=5,
+            record=failed_status(op, KIND, ns, name, status),
+        ) from e
 
 
 async def record_completion(op: Operator, job: dict[str, Any]) -> None:

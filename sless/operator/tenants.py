@@ -13,8 +13,8 @@ import kopf
 from pydantic import ValidationError
 
 from sless.errors import SlessError
-from sless.kube import answer_of
 from sless.models import TenantSpec, check_tenant_name, namespace_for
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_role_binding, check_tenant_namespace, tenant_objects
 
@@ -47,16 +47,14 @@ async def reconcile(op: Operator, body: dict[str, Any]) -> None:
             for obj in objects[1:]:
                 await op.api.apply(obj)
         except SlessError as e:
-            answer = answer_of(e)
-            if answer is not None and answer.status in (400, 422):
-                message = f"the cluster refused the tenant's objects: {answer or e}"
-                await op.patch_status(
-                    KIND, None, name, status, {"phase": "Failed", "message": message}
-                )
-                raise kopf.PermanentError(message) from e
             # 403/409 on a namespace being deleted, API down...: all pass
-            raise kopf.TemporaryError(
-                f"applying failed: {answer or e}", delay=k.retry_delay_s
+            raise await cluster_failure(
+                e,
+                refused="the cluster refused the tenant's objects",
+                failed="applying failed",
+                delay=k.retry_delay_s,
+                record=failed_status(op, KIND, None, name, status),
+                permanent={400, 422},
             ) from e
         plan = namespace["metadata"]["labels"].get("sless.kube5s.ru/plan")
         await op.patch_status(

@@ -12,9 +12,10 @@ import kopf
 from pydantic import ValidationError
 
 from sless.errors import SlessError
-from sless.kube import answer_of, object_path
+from sless.kube import object_path
 from sless.models import FunctionResourceSpec, TriggerSpec
 from sless.operator import deploying
+from sless.operator.failing import cluster_failure, failed_status
 from sless.operator.state import Operator, with_owner
 from sless.policies import check_pod_spec, cron_job, labels, sandbox_runtime_class
 
@@ -77,13 +78,12 @@ async def _cron(
     try:
         await op.api.apply(with_owner(cronjob, body))
     except SlessError as e:
-        answer = answer_of(e)
-        if answer is not None and answer.status in (400, 403, 422):
-            message = f"the cluster refused the CronJob: {answer or e}"
-            await op.patch_status(KIND, ns, name, status, {"phase": "Failed", "message": message})
-            raise kopf.PermanentError(message) from e
-        raise kopf.TemporaryError(
-            f"applying the CronJob failed: {answer or e}", delay=k.retry_delay_s
+        raise await cluster_failure(
+            e,
+            refused="the cluster refused the CronJob",
+            failed="applying the CronJob failed",
+            delay=k.retry_delay_s,
+            record=failed_status(op, KIND, ns, name, status),
         ) from e
     await op.patch_status(
         KIND,

@@ -7,18 +7,18 @@ from sless.store.crypto import SecretCipher, SecretKeyError, UndecryptableSecret
 from sless.store.db import create_pool, migrate
 from sless.store.embedded import DataDirInUse, EmbeddedPostgres
 from sless.store.functions import NOTIFY_CHANNEL, FunctionRecord, FunctionRepository
+from sless.store.history import InvocationHistory, get_invocation, list_invocations
 from sless.store.idempotency import IdempotencyRepository, IdempotencyRow
 from sless.store.invocations import (
     TRANSIENT_DB_ERRORS,
     InvocationRecord,
     InvocationRecorder,
-    list_invocations,
     start_recorder,
 )
 from sless.store.jobs import Decision, JobRecord, JobRepository
 from sless.store.keys import signing_key
 from sless.store.locks import TenantLock
-from sless.store.queue import INTERRUPTED, QueuedCall, QueueRepository, get_invocation
+from sless.store.queue import INTERRUPTED, QueuedCall, QueueRepository
 from sless.store.reports import LLMReviewRepository, ReportRepository
 from sless.store.reviews import ReviewRepository
 from sless.store.secrets import SecretInfo, SecretRepository
@@ -49,6 +49,7 @@ __all__ = [
     "FunctionRepository",
     "IdempotencyRepository",
     "IdempotencyRow",
+    "InvocationHistory",
     "InvocationRecord",
     "InvocationRecorder",
     "JobRecord",

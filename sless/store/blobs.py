@@ -100,27 +100,41 @@ class S3BlobStore:
 
     async def put(self, sha256: str, data: bytes) -> str:
         if not await self.exists(sha256):
-            await self._call("put_object", Bucket=self.bucket, Key=self._key(sha256), Body=data)
+            await self.put_key(self._key(sha256), data)
         return self._key(sha256)
 
     async def get(self, sha256: str) -> bytes:
-        response = await self._call("get_object", Bucket=self.bucket, Key=self._key(sha256))
+        return await self.get_key(self._key(sha256))
+
+    async def exists(self, sha256: str) -> bool:
+        return await self.exists_key(self._key(sha256))
+
+    async def delete(self, sha256: str) -> None:
+        await self.delete_key(self._key(sha256))
+
+    # objects by key, for what is kept beside the blobs (the operator's build contexts)
+
+    async def put_key(self, key: str, data: bytes) -> None:
+        await self._call("put_object", Bucket=self.bucket, Key=key, Body=data)
+
+    async def get_key(self, key: str) -> bytes:
+        response = await self._call("get_object", Bucket=self.bucket, Key=key)
         body: bytes = await asyncio.to_thread(response["Body"].read)
         return body
 
-    async def exists(self, sha256: str) -> bool:
+    async def exists_key(self, key: str) -> bool:
         from botocore.exceptions import ClientError
 
         try:
-            await self._call("head_object", Bucket=self.bucket, Key=self._key(sha256))
+            await self._call("head_object", Bucket=self.bucket, Key=key)
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
                 return False
             raise StorageUnavailable(f"S3 head_object failed: {e.response['Error']}") from e
         return True
 
-    async def delete(self, sha256: str) -> None:
-        await self._call("delete_object", Bucket=self.bucket, Key=self._key(sha256))
+    async def delete_key(self, key: str) -> None:
+        await self._call("delete_object", Bucket=self.bucket, Key=key)
 
 
 def _make_client(settings: S3Settings) -> Any:

@@ -1,4 +1,5 @@
-"""Invocation records: a bounded, batched, asynchronous writer and the query side.
+"""Invocation records: a bounded, batched, asynchronous writer (the query side is
+``history.py``).
 
 The invoke path only appends a record to an in-memory queue (no database round trip)
 and, when a journal directory is given, one line to the write-ahead journal
@@ -391,65 +392,3 @@ async def start_recorder(pool: asyncpg.Pool, journal_dir: Path) -> InvocationRec
         recorder = InvocationRecorder(pool)
     recorder.start()
     return recorder
-
-
-#: ``?status=`` classes
-STATUS_CLASSES = ("2xx", "3xx", "4xx", "5xx")
-#: states of an asynchronous invocation (``invocation_queue.state``)
-ASYNC_STATES = ("queued", "running", "succeeded", "failed", "dead", "interrupted")
-
-
-async def list_invocations(
-    pool: asyncpg.Pool,
-    namespace: str,
-    *,
-    function: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    status_class: str | None = None,
-    async_state: str | None = None,
-    after: tuple[datetime, uuid.UUID] | None = None,
-    limit: int = 100,
-) -> list[dict[str, Any]]:
-    """Records newest first, in ``(started_at, id)`` order: a keyset page.
-
-    ``after`` is the ``(started_at, id)`` of the last record of the previous page: the page
-    holds the records strictly older in that order, so paging never skips or repeats a
-    record whatever is written meanwhile. ``since`` is inclusive, ``until`` exclusive.
-    ``async_state`` keeps the records of asynchronous calls whose queue row is in it.
-    """
-    args: list[Any] = [namespace]
-    where = ["i.namespace = $1"]
-
-    def add(condition: str, *values: Any) -> None:
-        for value in values:
-            args.append(value)
-            condition = condition.replace("$?", f"${len(args)}", 1)
-        where.append(condition)
-
-    if function is not None:
-        add("i.function = $?", function)
-    if since is not None:
-        add("i.started_at >= $?", since)
-    if until is not None:
-        add("i.started_at < $?", until)
-    if status_class is not None:
-        if status_class not in STATUS_CLASSES:
-            raise ValueError(f"status class {status_class!r}")
-        low = int(status_class[0]) * 100
-        add("i.status >= $? AND i.status < $?", low, low + 100)
-    if async_state is not None:
-        add(
-            "EXISTS (SELECT 1 FROM invocation_queue q"
-            " WHERE q.id = i.id AND q.namespace = i.namespace AND q.state = $?)",
-            async_state,
-        )
-    if after is not None:
-        add("(i.started_at, i.id) < ($?, $?)", *after)
-    args.append(limit)
-    rows = await pool.fetch(
-        f"SELECT i.* FROM invocations i WHERE {' AND '.join(where)}"  # noqa: S608 - fixed fragments
-        f" ORDER BY i.started_at DESC, i.id DESC LIMIT ${len(args)}",
-        *args,
-    )
-    return [dict(r.items()) for r in rows]

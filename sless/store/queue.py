@@ -24,7 +24,7 @@ from typing import Any
 
 import asyncpg
 
-from sless.errors import NotFound, QuotaExceeded
+from sless.errors import QuotaExceeded
 from sless.store.invocations import InvocationRecord, insert_records
 from sless.store.locks import QUEUE_LOCK_CLASS, lock_in_transaction
 
@@ -48,6 +48,8 @@ def _lease(margin_param: int) -> str:
 
 @dataclass(frozen=True)
 class QueuedCall:
+    """One asynchronous call: what the caller asked (``enqueue``), then its queue row."""
+
     id: uuid.UUID
     namespace: str
     function: str
@@ -56,8 +58,9 @@ class QueuedCall:
     headers: list[tuple[str, str]]
     body: bytes
     #: attempts dispatched so far (this one included once ``dispatch`` counted it)
-    attempts: int
-    max_attempts: int
+    attempts: int = 0
+    #: set by the queue's settings when the call is queued
+    max_attempts: int = 1
     #: the fence of this attempt
     lease: uuid.UUID | None = None
     #: the version the caller named (``name@v3``); None: drawn by the traffic split
@@ -103,31 +106,18 @@ class QueueRepository:
         #: lease of a taken row beyond the function's timeout
         self.lease_margin_s = lease_margin_s
 
-    async def enqueue(
-        self,
-        invocation_id: uuid.UUID,
-        namespace: str,
-        function: str,
-        *,
-        method: str,
-        path: str,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        max_attempts: int,
-        version: str | None = None,
-        max_pending: int | None = None,
-    ) -> None:
+    async def enqueue(self, call: QueuedCall, *, max_pending: int | None = None) -> None:
         """Queue a call; with ``max_pending``, refuse it (``QuotaExceeded``
         ``queued_calls``) when the namespace has that many calls queued or running. The
         count and the insert run under the namespace's queue lock: concurrent calls
         cannot all take the last place."""
         async with self.pool.acquire() as conn, conn.transaction():
             if max_pending is not None:
-                await lock_in_transaction(conn, QUEUE_LOCK_CLASS, namespace)
+                await lock_in_transaction(conn, QUEUE_LOCK_CLASS, call.namespace)
                 pending = await conn.fetchval(
                     "SELECT count(*) FROM invocation_queue"
                     " WHERE namespace = $1 AND state IN ('queued', 'running')",
-                    namespace,
+                    call.namespace,
                 )
                 if pending >= max_pending:
                     raise QuotaExceeded.past(
@@ -137,15 +127,15 @@ class QueueRepository:
                 "INSERT INTO invocation_queue"
                 " (id, namespace, function, method, path, headers, body, max_attempts, version)"
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                invocation_id,
-                namespace,
-                function,
-                method,
-                path,
-                [list(pair) for pair in headers],
-                body,
-                max_attempts,
-                version,
+                call.id,
+                call.namespace,
+                call.function,
+                call.method,
+                call.path,
+                [list(pair) for pair in call.headers],
+                call.body,
+                call.max_attempts,
+                call.version,
             )
 
     async def pending(self, namespace: str) -> int:
@@ -301,15 +291,3 @@ class QueueRepository:
 
     async def delete_namespace(self, namespace: str) -> None:
         await self.pool.execute("DELETE FROM invocation_queue WHERE namespace = $1", namespace)
-
-
-async def get_invocation(
-    pool: asyncpg.Pool, namespace: str, invocation_id: uuid.UUID
-) -> dict[str, Any]:
-    """The history record of one invocation, or NotFound."""
-    row = await pool.fetchrow(
-        "SELECT * FROM invocations WHERE namespace = $1 AND id = $2", namespace, invocation_id
-    )
-    if row is None:
-        raise NotFound("invocation not found")
-    return dict(row.items())

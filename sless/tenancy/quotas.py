@@ -12,7 +12,7 @@ in embedded and in Kubernetes mode:
 - ``max_instances``: a bound per function, not a sum: the instances (workers or pods) one
   function may scale to. The backends also cap what runs by it, so lowering the quota
   takes effect on functions written before;
-- ``max_versions``: how many versions of each function are kept (``sless.gateway.versioning``
+- ``max_versions``: how many versions of each function are kept (``sless.functions.versioning``
   prunes the oldest, never the current one nor a traffic target, and deletes the code no
   version refers to any more). It bounds the stored code of old versions, which
   ``code_bytes`` does not count.
@@ -187,12 +187,18 @@ class Quotas:
     """The tenant quotas of ``LimitsSettings`` (or the tenant's own), with the lock that
     makes them atomic."""
 
-    def __init__(self, pool: asyncpg.Pool, settings: LimitsSettings) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        settings: LimitsSettings,
+        *,
+        external: Callable[[str], Awaitable[dict[str, int]]] | None = None,
+    ) -> None:
         self.settings = settings
         self.overrides = TenantLimitsRepository(pool)
         #: the mode's own per-tenant limits (Kubernetes: the Tenant resource's
-        #: ``spec.limits``), set by the gateway to its backend's ``tenant_limits``
-        self.external: Callable[[str], Awaitable[dict[str, int]]] | None = None
+        #: ``spec.limits``): the gateway passes its backend's ``tenant_limits``
+        self.external = external
         self._lock = TenantLock(pool)
         self._local: dict[str, tuple[asyncio.Lock, int]] = {}
         self._cache: dict[str, tuple[TenantQuota, float]] = {}

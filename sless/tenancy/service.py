@@ -75,6 +75,9 @@ class Tenancy:
         pool: asyncpg.Pool,
         auth: AuthSettings | None = None,
         limits: LimitsSettings | None = None,
+        *,
+        provision: Callable[[str], Awaitable[None]] | None = None,
+        tenant_limits: Callable[[str], Awaitable[dict[str, int]]] | None = None,
     ) -> None:
         self.pool = pool
         self.tenants = TenantRepository(pool)
@@ -82,9 +85,11 @@ class Tenancy:
         self._cache: dict[bytes, tuple[Principal, float]] = {}
         #: digest of the hand-set admin token (``SLESS_ADMIN_TOKEN``), whatever its format
         self._configured_digest = b""
-        #: makes the mode's per-tenant infrastructure before a tenant is stored (set by the
-        #: gateway to its backend's ``provision_tenant``); must be idempotent
-        self.provision: Callable[[str], Awaitable[None]] | None = None
+        #: makes the mode's per-tenant infrastructure before a tenant is stored (the
+        #: gateway passes its backend's ``provision_tenant``); must be idempotent
+        self.provision = provision
+        #: the mode's own per-tenant limits (the backend's ``tenant_limits``), for quotas
+        self._tenant_limits = tenant_limits
         self.configure(auth or AuthSettings(), limits or LimitsSettings())
 
     def configure(self, auth: AuthSettings, limits: LimitsSettings) -> None:
@@ -92,7 +97,7 @@ class Tenancy:
         self.auth = auth
         self.providers: list[Provider | None] = make_providers(auth)
         self.limits = Limits(limits)
-        self.quotas = Quotas(self.pool, limits)
+        self.quotas = Quotas(self.pool, limits, external=self._tenant_limits)
         self._cache.clear()
 
     def forget_cached(self) -> None:

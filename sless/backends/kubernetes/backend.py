@@ -41,6 +41,7 @@ from sless.backends.kubernetes.resources import (
 )
 from sless.backends.kubernetes.scaling import Autoscaler, gateway_identity
 from sless.backends.kubernetes.storing import ResourceStore
+from sless.backends.kubernetes.tenants import TenantResources
 from sless.backends.kubernetes.triggering import TriggerResources
 from sless.backends.kubernetes.triggers import TriggerIndex
 from sless.backends.kubernetes.watching import Watcher
@@ -58,7 +59,7 @@ Key = tuple[str, str]
 _LOG_PODS = 5
 
 
-class KubernetesBackend(TriggerResources, FunctionResources):
+class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
     #: the operator makes CronJobs and Jobs; RabbitMQ consumers run in ``sless events``
     events_in_process: ClassVar[bool] = False
 
@@ -87,6 +88,9 @@ class KubernetesBackend(TriggerResources, FunctionResources):
         self._sync_timeout_s = sync_timeout_s
         self._watch_timeout_s = watch_timeout_s
         self._endpoint_cooldown_s = endpoint_cooldown_s
+        self._store = ResourceStore(
+            self.api, root=self._root, plural=PLURAL, kind="Function", noun="function"
+        )
         self._triggers = ResourceStore(
             self.api, root=self._root, plural=TRIGGERS, kind="Trigger", noun="trigger"
         )

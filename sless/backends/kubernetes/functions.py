@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 from sless.backends.kubernetes.function_secrets import FunctionSecrets
 from sless.backends.kubernetes.resources import (
-    PLURAL,
     Serving,
     function_from_body,
     is_terminating,
@@ -33,7 +32,7 @@ from sless.backends.kubernetes.resources import (
 )
 from sless.backends.kubernetes.storing import ResourceStore
 from sless.errors import BackendUnavailable, Conflict, Invalid, NotFound
-from sless.kube import JSON_PATCH, AlreadyExists, Forbidden, KubeApi, object_path
+from sless.kube import JSON_PATCH, Forbidden, KubeApi, object_path
 from sless.models import (
     HELD_MESSAGE,
     CodeRef,
@@ -41,7 +40,6 @@ from sless.models import (
     FunctionSpec,
     Phase,
     TrafficTarget,
-    is_dns1123_label,
 )
 from sless.policies import labels
 from sless.store import CodeGate, VersionRepository
@@ -67,26 +65,19 @@ class FunctionResources:
     #: the functions' versions (PostgreSQL): the specs a traffic split's versions run
     _versions: VersionRepository | None
     _functions: dict[Key, Serving]
+    #: the Function resources: path (names checked again, they go into a URL), get,
+    #: list and delete as for every kind the gateway owns
+    _store: ResourceStore
     _triggers: ResourceStore
     _jobs: ResourceStore
 
     # -- desired state -----------------------------------------------------------------
 
     def _path(self, namespace: str, name: str | None = None) -> str:
-        # names reach here checked by the gateway; checked again since they go into a URL
-        if not is_dns1123_label(namespace) or (name is not None and not is_dns1123_label(name)):
-            raise NotFound("function not found")
-        path = f"{self._root}/namespaces/{namespace}/{PLURAL}"
-        return path if name is None else f"{path}/{name}"
+        return self._store.path(namespace, name)
 
     async def _read(self, namespace: str, name: str) -> dict[str, Any]:
-        try:
-            body = await self.api.request("GET", self._path(namespace, name))
-        except NotFound:
-            raise NotFound(f"function {name!r} not found") from None
-        if is_terminating(body):
-            raise NotFound(f"function {name!r} not found")
-        return body
+        return await self._store.get(namespace, name)
 
     async def _retrying(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run a read-modify-write until it does not race; ``Conflict`` after a few tries."""
@@ -170,14 +161,8 @@ class FunctionResources:
         return function_from_body(await self._read(namespace, name))
 
     async def list_functions(self, namespace: str) -> list[Function]:
-        try:
-            answer = await self.api.request("GET", self._path(namespace))
-        except NotFound:
-            return []
         functions = []
-        for item in answer.get("items") or []:
-            if is_terminating(item):
-                continue
+        for item in await self._store.list(namespace):
             try:
                 functions.append(function_from_body(item))
             except Invalid as e:
@@ -185,11 +170,7 @@ class FunctionResources:
         return sorted(functions, key=lambda f: f.name)
 
     async def delete_function(self, namespace: str, name: str) -> None:
-        await self._read(namespace, name)
-        try:
-            await self.api.request("DELETE", self._path(namespace, name))
-        except NotFound:
-            raise NotFound(f"function {name!r} not found") from None
+        await self._store.delete(namespace, name)
         with contextlib.suppress(NotFound, Forbidden):
             await self.api.delete(
                 object_path("v1", "Secret", namespace, labels.function_secret_name(name))
@@ -200,50 +181,13 @@ class FunctionResources:
         if entry is not None:
             self._functions[key] = Serving(phase=entry.phase, spec=entry.spec, terminating=True)
 
-    async def provision_tenant(self, tenant: str) -> None:
-        """Create the tenant's Tenant resource if it is missing; the operator makes the
-        namespace ``sless-<tenant>`` and its policies from it. Idempotent."""
-        body = {
-            "apiVersion": self._api_version,
-            "kind": "Tenant",
-            "metadata": {"name": tenant, "labels": {"app.kubernetes.io/managed-by": "sless"}},
-            "spec": {},
-        }
-        with contextlib.suppress(AlreadyExists):
-            await self.api.request("POST", f"{self._root}/tenants", body=body)
-            log.info("created the Tenant resource of %s", tenant)
-
-    async def tenant_limits(self, tenant: str) -> dict[str, int]:
-        """``spec.limits`` of the tenant's Tenant resource (the provider edits it with
-        kubectl); {} when it has none or is missing."""
-        try:
-            body = await self.api.request("GET", f"{self._root}/tenants/{tenant}")
-        except NotFound:
-            return {}
-        limits = ((body or {}).get("spec") or {}).get("limits") or {}
-        return {k: v for k, v in limits.items() if isinstance(v, int)}
-
-    async def remove_tenant(self, tenant: str) -> None:
-        """Delete the Tenant resource: the namespace it owns goes with it."""
-        with contextlib.suppress(NotFound):
-            await self.api.request("DELETE", f"{self._root}/tenants/{tenant}")
-
     async def delete_namespace(self, namespace: str) -> None:
         """Delete every Function, Trigger and FunctionJob of a tenant; the operator's
         finalizers clean up after them.
 
         The namespace itself belongs to the operator (it follows the Tenant resource).
         """
-        try:
-            answer = await self.api.request("GET", self._path(namespace))
-        except NotFound:
-            answer = {}
-        # one by one: the gateway's RBAC grants delete, not deletecollection
-        for item in answer.get("items") or []:
-            with contextlib.suppress(NotFound):
-                await self.api.request(
-                    "DELETE", self._path(namespace, str(item["metadata"]["name"]))
-                )
+        await self._store.delete_all(namespace)
         await self._triggers.delete_all(namespace)
         await self._jobs.delete_all(namespace)
         for key, entry in list(self._functions.items()):

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from sless.gateway import versioning
+from sless.functions import reviewing, versioning
 from sless.gateway.audit import note
 from sless.gateway.deps import AdminDep, PlatformDep
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -18,7 +18,7 @@ from sless.gateway.paging import PageDep
 from sless.gateway.platform import Platform
 from sless.gateway.quota_usage import limits_view
 from sless.gateway.schema import ERRORS, page_model
-from sless.models import TenantLimits, TenantName, VersionState, namespace_for
+from sless.models import TenantLimits, TenantName, namespace_for
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,7 @@ async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -
 async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
     await platform.tenancy.tenants.get(tenant)
     await platform.backend.delete_namespace(namespace_for(tenant))
-    removed = await platform.versions.delete_namespace(namespace_for(tenant))
-    await versioning.collect_code(platform, removed)
+    await versioning.forget_namespace(platform.functions, namespace_for(tenant))
     await platform.backend.remove_tenant(tenant)
     await platform.tenancy.tenants.delete(tenant)
     await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
@@ -209,19 +208,14 @@ async def _decide(
     approve: bool,
 ) -> dict[str, Any]:
     note(request, detail=f"reason: {body.reason}")
-    row = await platform.reviews.decide(
-        review_id, approve=approve, reason=body.reason, by=f"admin-token-{admin.token_id}"
+    row = await reviewing.decide(
+        platform.functions,
+        review_id,
+        approve=approve,
+        reason=body.reason,
+        by=f"admin-token-{admin.token_id}",
     )
     note(request, target_namespace=row["namespace"], target_name=row["function"])
-    await platform.versions.set_state(
-        row["namespace"],
-        row["function"],
-        row["sha256"],
-        state=VersionState.ALLOWED if approve else VersionState.REJECTED,
-    )
-    await platform.backend.decide_review(
-        row["namespace"], row["function"], row["sha256"], approve=approve, reason=body.reason
-    )
     log.info(
         "review %d of %s/%s %s by admin token %d",
         review_id,

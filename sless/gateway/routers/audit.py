@@ -21,8 +21,8 @@ from fastapi import APIRouter, Query
 from sless.errors import NotFound
 from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, PrincipalDep
 from sless.gateway.paging import PageDep, Pager
+from sless.gateway.platform import Platform
 from sless.gateway.schema import ERRORS, page_model
-from sless.store import AuditRepository
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -39,12 +39,12 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 async def _page(
-    repository: AuditRepository, pager: Pager, before: int | None, **query: Any
+    platform: Platform, pager: Pager, before: int | None, **query: Any
 ) -> dict[str, Any]:
     position = pager.position()
     if position is not None:
         before = int(position[0])
-    rows = await repository.list(before=before, limit=pager.params.limit + 1, **query)
+    rows = await platform.audit.list(before=before, limit=pager.params.limit + 1, **query)
     page = pager.page("entries", rows, lambda r: [r["id"]])
     page["next_before"] = page["entries"][-1]["id"] if page["next_cursor"] else None
     return page
@@ -77,7 +77,7 @@ async def tenant_audit(
         "until": until,
     }
     pager = platform.pager("audit", ns, page, **filters)
-    return await _page(AuditRepository(platform.db), pager, before, namespace=ns, **filters)
+    return await _page(platform, pager, before, namespace=ns, **filters)
 
 
 @router.get("/admin/audit", response_model=page_model("AdminAuditPage", "entries", total=False))
@@ -105,4 +105,4 @@ async def admin_audit(
         "until": until,
     }
     pager = platform.pager("audit", None, page, **filters)
-    return await _page(AuditRepository(platform.db), pager, before, **filters)
+    return await _page(platform, pager, before, **filters)

@@ -29,7 +29,6 @@ from fastapi import APIRouter, Query
 from sless.errors import Invalid, NotFound
 from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, check_path_name
 from sless.gateway.schema import ERRORS
-from sless.store import invocation_buckets, verdict_buckets
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -57,8 +56,7 @@ async def tenant_invocation_stats(
 ) -> dict[str, Any]:
     """Invocations per bucket: ``count``, ``errors`` (5xx or failed), ``p50_ms``, ``p99_ms``."""
     since = _since(window_s, step_s)
-    buckets = await invocation_buckets(
-        platform.db,
+    buckets = await platform.history.buckets(
         since=since,
         step_s=step_s,
         namespace=ns,
@@ -76,8 +74,8 @@ async def platform_stats(
     return {
         "since": since.isoformat(),
         "step_s": step_s,
-        "invocations": await invocation_buckets(platform.db, since=since, step_s=step_s),
-        "validations": await verdict_buckets(platform.db, since=since, step_s=step_s),
+        "invocations": await platform.history.buckets(since=since, step_s=step_s),
+        "validations": await platform.history.verdict_buckets(since=since, step_s=step_s),
     }
 
 

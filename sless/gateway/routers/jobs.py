@@ -24,7 +24,6 @@ from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.gateway.support import current_version, require_function
 from sless.models import FunctionJob, JobSpec
-from sless.store import QueueRepository, get_invocation
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -128,9 +127,9 @@ async def get_invocation_status(
         key = uuid.UUID(invocation_id)
     except ValueError:
         raise NotFound("invocation not found") from None
-    queued = await QueueRepository(platform.db).get(ns, key)
+    queued = await platform.history.queued(ns, key)
     try:
-        record: dict[str, Any] | None = await get_invocation(platform.db, ns, key)
+        record: dict[str, Any] | None = await platform.history.get(ns, key)
     except NotFound:
         if queued is None:
             raise

@@ -10,14 +10,13 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
-from sless.gateway import versioning
+from sless.functions import versioning
 from sless.gateway.audit import note
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.models import Function, FunctionSpec
-from sless.store import list_invocations
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -70,7 +69,7 @@ async def put_function(
     if missing:
         # a name only (no value exists to leak); always looked up in the caller's namespace
         raise Invalid(f"secret {missing[0]!r} not found in namespace {ns}: create it first")
-    quotas = platform.tenancy.quotas
+    quotas, functions = platform.tenancy.quotas, platform.functions
     # count, check and write as the tenant's only writer: concurrent creates cannot all
     # see the last free slot (sless/tenancy/quotas.py)
     async with quotas.guard(ns) as quota:
@@ -80,14 +79,14 @@ async def put_function(
             # under the tenant's write lock: of two racing writers one sees the other's write
             if_match.check(existing.resource_version if existing else None)
         quota.check_function(current, name, spec)
-        await versioning.check_traffic(platform, ns, name, spec, existing)
+        await versioning.check_traffic(functions, ns, name, spec, existing)
         if existing is not None and spec.traffic != existing.spec.traffic:
             note(request, detail=versioning.traffic_detail(spec.traffic))
-        spec = await versioning.version_for_put(platform, ns, name, spec, existing, principal)
+        spec = await versioning.version_for_put(functions, ns, name, spec, existing, principal)
         response.status_code = 200 if existing is not None else 201
         function = await platform.backend.put_function(ns, name, spec)
         if existing is not None and function.spec.version != existing.spec.version:
-            await versioning.prune(platform, ns, name, function.spec, existing.status.version)
+            await versioning.prune(functions, ns, name, function.spec, existing.status.version)
     set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
 
@@ -111,7 +110,7 @@ async def delete_function(
         async with platform.tenancy.quotas.guard(ns):
             if_match.check((await platform.backend.get_function(ns, name)).resource_version)
             await platform.backend.delete_function(ns, name)
-    await versioning.collect_code(platform, await platform.versions.delete_function(ns, name))
+    await versioning.forget_function(platform.functions, ns, name)
     return {"deleted": name}
 
 
@@ -164,8 +163,7 @@ async def get_invocations(
             after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await list_invocations(
-        platform.db,
+    rows = await platform.history.page(
         ns,
         function=function,
         since=since,

@@ -21,8 +21,6 @@ from sless.gateway.schema import ERRORS
 
 router = APIRouter(responses=ERRORS)
 
-_QUEUE_DEPTH = "SELECT state, count(*) AS n FROM invocation_queue GROUP BY state"
-
 
 async def _refresh(platform: Platform) -> None:
     metrics = platform.metrics
@@ -30,13 +28,10 @@ async def _refresh(platform: Platform) -> None:
     scheduler = platform.events.scheduler
     metrics.cron_ticks.set(scheduler.fired if scheduler is not None else 0)
     metrics.set_consumer_lag(platform.events.consumer_lags())
-    rows = await platform.db.fetch(_QUEUE_DEPTH)
+    depth = await platform.history.queue_depth()
     metrics.queue_depth.clear()
-    for state in ("queued", "running", "dead", "interrupted"):
-        metrics.queue_depth.labels(state).set(0)
-    for row in rows:
-        if row["state"] in ("queued", "running", "dead", "interrupted"):
-            metrics.queue_depth.labels(row["state"]).set(row["n"])
+    for state, n in depth.items():
+        metrics.queue_depth.labels(state).set(n)
 
 
 async def _authorize(request: Request, platform: Platform) -> None:

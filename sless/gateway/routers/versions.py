@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from sless.errors import BadRequest, Invalid, NotFound
-from sless.gateway import versioning
+from sless.functions import versioning
 from sless.gateway.audit import note
 from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
 from sless.gateway.paging import PageDep
@@ -90,7 +90,7 @@ async def rollback(
             raise NotFound(f"function {name!r} not found")
         if if_match is not None:
             if_match.check(existing.resource_version)
-        spec = await versioning.rollback_spec(platform, ns, name, body.version)
+        spec = await versioning.rollback_spec(platform.functions, ns, name, body.version)
         missing = await platform.secrets.missing(ns, spec.secret_names())
         if missing:
             raise Invalid(

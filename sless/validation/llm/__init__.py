@@ -40,7 +40,13 @@ Design and security reasoning:
   environment and hand it to an arbitrary endpoint.
 """
 
-from sless.validation.llm.caching import MemoryReviewCache, ReviewCache, ReviewKey
+from sless.validation.llm.caching import (
+    MemoryReviewCache,
+    ReviewCache,
+    ReviewKey,
+    ReviewStore,
+    StoredReviewCache,
+)
 from sless.validation.llm.prompting import PROMPT_VERSION
 from sless.validation.llm.reviewing import review_with_llm
 
@@ -49,5 +55,7 @@ __all__ = [
     "MemoryReviewCache",
     "ReviewCache",
     "ReviewKey",
+    "ReviewStore",
+    "StoredReviewCache",
     "review_with_llm",
 ]

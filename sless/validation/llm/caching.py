@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from sless.validation.report import StageResult
 
@@ -50,6 +50,34 @@ class MemoryReviewCache:
         self._entries.move_to_end(key)
         while len(self._entries) > self._max_entries:
             self._entries.popitem(last=False)
+
+
+class ReviewStore(Protocol):
+    """Where reviews are kept as JSON (``sless.store.LLMReviewRepository``)."""
+
+    async def get(self, sha256: str, model: str, prompt_version: str) -> dict[str, Any] | None: ...
+
+    async def put(
+        self, sha256: str, model: str, prompt_version: str, result: dict[str, Any]
+    ) -> None: ...
+
+
+class StoredReviewCache:
+    """A :class:`ReviewCache` kept in a :class:`ReviewStore` (PostgreSQL in the gateway,
+    shared by every gateway). The store is below validation and keeps JSON; the results
+    are read and written as :class:`StageResult` here."""
+
+    def __init__(self, store: ReviewStore) -> None:
+        self.store = store
+
+    async def get(self, key: ReviewKey) -> StageResult | None:
+        found = await self.store.get(key.code_sha256, key.model, key.prompt_version)
+        return StageResult.model_validate(found) if found is not None else None
+
+    async def put(self, key: ReviewKey, result: StageResult) -> None:
+        await self.store.put(
+            key.code_sha256, key.model, key.prompt_version, result.model_dump(mode="json")
+        )
 
 
 async def cache_get(cache: ReviewCache, key: ReviewKey) -> StageResult | None:

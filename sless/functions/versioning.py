@@ -23,9 +23,8 @@ import logging
 from collections.abc import Sequence
 
 from sless.errors import Conflict, Invalid, NotFound
-from sless.gateway.platform import Platform
+from sless.functions.services import FunctionServices
 from sless.models import Function, FunctionSpec, TrafficTarget, VersionState
-from sless.store import CodeGate
 from sless.tenancy import Principal
 
 log = logging.getLogger(__name__)
@@ -44,30 +43,25 @@ def state_of(verdict_held: bool) -> VersionState:
     return VersionState.HELD if verdict_held else VersionState.ALLOWED
 
 
-def gate(platform: Platform) -> CodeGate:
-    """The one decision of which code may serve (``sless.store.CodeGate``)."""
-    return CodeGate(platform.versions)
-
-
-async def servable(platform: Platform, ns: str, name: str, versions: Sequence[str]) -> None:
+async def servable(services: FunctionServices, ns: str, name: str, versions: Sequence[str]) -> None:
     """422 unless every version exists and may serve (the code gate decides)."""
     if versions:
-        await gate(platform).require(ns, name, versions)
+        await services.gate.require(ns, name, versions)
 
 
 async def check_traffic(
-    platform: Platform, ns: str, name: str, spec: FunctionSpec, existing: Function | None
+    services: FunctionServices, ns: str, name: str, spec: FunctionSpec, existing: Function | None
 ) -> None:
     """The traffic split of a PUT names versions that exist and may serve."""
     if not spec.traffic:
         return
     if existing is None or existing.spec.code is None:
         raise Invalid("traffic: the function has no versions yet; upload code first")
-    await servable(platform, ns, name, [t.version for t in spec.traffic])
+    await servable(services, ns, name, [t.version for t in spec.traffic])
 
 
 async def version_for_put(
-    platform: Platform,
+    services: FunctionServices,
     ns: str,
     name: str,
     spec: FunctionSpec,
@@ -85,15 +79,15 @@ async def version_for_put(
         # before versions keeps no history until its next upload
         return desired
     try:
-        current = await platform.versions.get(ns, name, code.version)
+        current = await services.versions.get(ns, name, code.version)
     except NotFound:
         # never written so; a version of unknown code must not be made "allowed" here
         raise Conflict(
             f"the current version of {name!r} is not recorded: upload the code again"
         ) from None
-    version = await platform.versions.next_version(ns, name)
+    version = await services.versions.next_version(ns, name)
     desired = spec.model_copy(update={"code": code.model_copy(update={"version": version})})
-    await platform.versions.create(
+    await services.versions.create(
         ns,
         name,
         version,
@@ -123,31 +117,33 @@ def upload_traffic(previous: str | None, new: str, percent: int | None) -> list[
 
 
 async def prune(
-    platform: Platform, ns: str, name: str, spec: FunctionSpec, serving: str | None
+    services: FunctionServices, ns: str, name: str, spec: FunctionSpec, serving: str | None
 ) -> None:
     """Keep the newest ``max_versions`` versions (and every routed one); collect the code."""
     protected = spec.routed_versions() + ([serving] if serving else [])
-    keep = (await platform.tenancy.quotas.of(ns)).limit("versions")
-    removed = await platform.versions.prune(ns, name, keep=keep, protected=protected)
-    await collect_code(platform, removed)
+    keep = (await services.quotas.of(ns)).limit("versions")
+    removed = await services.versions.prune(ns, name, keep=keep, protected=protected)
+    await collect_code(services, removed)
 
 
-async def collect_code(platform: Platform, shas: Sequence[str]) -> None:
+async def collect_code(services: FunctionServices, shas: Sequence[str]) -> None:
     """Delete the blob (and build) of each sha256 that nothing refers to any more."""
     for sha in shas:
         try:
-            if await platform.versions.sha256_in_use(sha):
+            if await services.versions.sha256_in_use(sha):
                 continue
-            if await platform.backend.release_code(sha):
-                await platform.blobs.delete(sha)
+            if await services.backend.release_code(sha):
+                await services.blobs.delete(sha)
         except Exception as e:  # a blob left behind is garbage, never a failed request
             log.warning("collecting code %s failed: %s", sha[:12], type(e).__name__)
 
 
-async def rollback_spec(platform: Platform, ns: str, name: str, version: str) -> FunctionSpec:
+async def rollback_spec(
+    services: FunctionServices, ns: str, name: str, version: str
+) -> FunctionSpec:
     """The spec that serves ``version`` again: exactly the version's, no traffic split."""
-    await servable(platform, ns, name, [version])
-    record = await platform.versions.get(ns, name, version)
+    await servable(services, ns, name, [version])
+    record = await services.versions.get(ns, name, version)
     spec = record.spec.runnable()
     if spec.code is None or spec.code.version != version:
         raise Invalid(f"version {version} of {name!r} has no code")  # never written so
@@ -158,3 +154,13 @@ def traffic_detail(traffic: Sequence[TrafficTarget]) -> str:
     """The audit detail of a traffic change: versions and percents (no user text)."""
     shares = ", ".join(f"{t.version} {t.percent}%" for t in traffic)
     return f"traffic: {shares or 'all to the current version'}"
+
+
+async def forget_function(services: FunctionServices, ns: str, name: str) -> None:
+    """After a function is deleted: its versions, then the code nothing refers to."""
+    await collect_code(services, await services.versions.delete_function(ns, name))
+
+
+async def forget_namespace(services: FunctionServices, ns: str) -> None:
+    """After a tenant's namespace is deleted: every version of it, then the code."""
+    await collect_code(services, await services.versions.delete_namespace(ns))

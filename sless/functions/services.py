@@ -1,0 +1,33 @@
+"""What the function lifecycle touches, and nothing else.
+
+The use cases of ``sless.functions`` take this, not the gateway's ``Platform``: its fields
+say every service an upload, a spec change, a rollback or a review decision reaches. The
+gateway builds it once at start-up (``Platform.start``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sless.backends import Backend
+from sless.store import BlobStore, CodeGate, ReviewRepository, VersionRepository
+from sless.tenancy import Quotas
+from sless.validation import Report, ReportCache
+
+
+@dataclass(frozen=True)
+class FunctionServices:
+    backend: Backend
+    versions: VersionRepository
+    blobs: BlobStore
+    quotas: Quotas
+    validation: ReportCache
+    reviews: ReviewRepository
+    #: told of each upload's report (``cached``: remembered, not made now), for metrics
+    on_validated: Callable[[Report, bool], None]
+
+    @property
+    def gate(self) -> CodeGate:
+        """The one decision of which code may serve (``sless.store.CodeGate``)."""
+        return CodeGate(self.versions)
