@@ -27,8 +27,8 @@ The contract is the bubblewrap one:
 
 The seccomp allowlist of ``seccomp`` is not installed: tenant system calls never reach the
 host kernel, they are served by the Sentry, which runs under gVisor's own seccomp filter.
-``/proc`` is gVisor's synthetic one (no kcore, keys, sysrq-trigger...), and there is no
-``/sys``.
+``/proc`` is gVisor's synthetic one (no kcore, keys, sysrq-trigger...), and ``/sys`` an
+empty read-only tmpfs (gVisor would otherwise make its own).
 """
 
 from __future__ import annotations
@@ -44,21 +44,22 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .cgroups import Cgroup
 from .commands import (
     CODE_MOUNT,
     DEPS_MOUNT,
     EGRESS_MOUNT,
-    MiB,
     RUNTIME_MOUNT,
     SOCKET_MOUNT,
     SOCKET_NAME,
     TMP_MOUNT,
     HostLayout,
+    MiB,
     prlimit_args,
+    reachable_by_others,
     runtime_args,
     worker_env,
 )
-from .cgroups import Cgroup
 from .specs import Limits, SandboxSpec
 
 Platform = Literal["systrap", "kvm", "ptrace"]
@@ -165,6 +166,8 @@ def _mounts(spec: SandboxSpec, host: HostLayout, server_dir: Path) -> list[dict[
             "source": "tmpfs",
             "options": ["nosuid", "nodev", f"size={spec.limits.tmp_size_mb * MiB}"],
         },
+        # gVisor makes a synthetic /sys when the spec has none: an empty one instead
+        {"destination": "/sys", "type": "tmpfs", "source": "tmpfs", "options": ["ro", "size=4k"]},
         _bind("/usr", "/usr"),
     ]
     mounts += [_bind(top, top) for top in host.root_dirs]
@@ -193,28 +196,32 @@ def rootfs_links(host: HostLayout) -> Mapping[str, str]:
     return {top.lstrip("/"): target for top, target in host.root_symlinks.items()}
 
 
-def runsc_available(runsc: str, platform: str = "auto") -> tuple[bool, str, Platform]:
-    """Whether ``runsc`` exists and runs a sandbox on this host; ``(ok, reason, platform)``.
+def runsc_available(runsc: str, platform: str = "auto") -> tuple[Gvisor | None, str]:
+    """``(Gvisor, "")`` when ``runsc`` exists, the workers' uids may execute it, and it runs
+    a sandbox on this host; else ``(None, one-line reason)``.
 
     ``auto`` picks KVM when a sandbox actually starts on it (``/dev/kvm`` present is not
     enough: a VM's KVM may have too few memory slots), else systrap. Never a fallback to
     another isolation: the caller refuses to start when this fails."""
     path = shutil.which(runsc)
     if path is None:
-        return False, f"gVisor's runsc ({runsc}) not found: set SLESS_SANDBOX_RUNSC", "systrap"
+        return None, f"gVisor's runsc ({runsc}) not found: set SLESS_SANDBOX_RUNSC"
+    real = Path(path).resolve()
+    if os.geteuid() == 0 and not (reachable_by_others(real) and real.stat().st_mode & 0o001):
+        return None, f"{real} is not executable by the workers' uids: install runsc elsewhere"
     candidates: list[Platform]
     if platform == "auto":
         candidates = ["kvm", "systrap"] if os.path.exists("/dev/kvm") else ["systrap"]
     elif platform in ("systrap", "kvm", "ptrace"):
         candidates = [platform]  # type: ignore[list-item]
     else:
-        return False, f"unknown gVisor platform {platform!r}", "systrap"
+        return None, f"unknown gVisor platform {platform!r}"
     last = ""
     for candidate in candidates:
-        ok, last = _probe(path, candidate)
+        ok, last = _probe(str(real), candidate)
         if ok:
-            return True, "", candidate
-    return False, f"runsc ({path}) cannot start a sandbox: {last}", candidates[-1]
+            return Gvisor(runsc=str(real), platform=candidate), ""
+    return None, f"{real} cannot start a sandbox ({candidates[-1]}): {last}"
 
 
 def _probe(runsc: str, platform: Platform) -> tuple[bool, str]:
@@ -222,7 +229,7 @@ def _probe(runsc: str, platform: Platform) -> tuple[bool, str]:
     argv = [runsc, "--rootless", "--network=none", "--ignore-cgroups", f"--platform={platform}"]
     argv += ["do", "true"]
     try:
-        done = subprocess.run(  # noqa: S603 (a fixed argv, no shell)
+        done = subprocess.run(
             argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False, cwd="/"
         )
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -260,7 +267,7 @@ def write_bundle(
         os.chown(state, *host_ids)
 
 
-async def spawn(  # noqa: PLR0913 (the launch's parts, as bubblewrap's)
+async def spawn(
     gvisor: Gvisor,
     host: HostLayout,
     runtimes_dir: Path,
@@ -273,7 +280,7 @@ async def spawn(  # noqa: PLR0913 (the launch's parts, as bubblewrap's)
     stderr: int,
 ) -> tuple[asyncio.subprocess.Process, Path]:
     """Start ``runsc run`` as the tenant's uid, inside ``cgroup`` before it runs: a shell
-    waits on a pipe until it has been moved into the cgroup, then becomes ``runsc``.
+    waits on a pipe (its stdin) until it has been moved into the cgroup, then becomes ``runsc``.
     Returns the process and the bundle directory (removed with the worker)."""
     config = bundle_config(spec, runtimes_dir=runtimes_dir, host=host, check=check)
     bundle = spec.socket_dir.with_name(f"{spec.socket_dir.name}.oci")
@@ -287,16 +294,15 @@ async def spawn(  # noqa: PLR0913 (the launch's parts, as bubblewrap's)
             *credentials,
             "/bin/sh",
             "-c",
-            f'read -r _ <&{block_r}; exec {block_r}<&-; exec "$@"',
+            'read -r _; exec "$@" </dev/null',
             "sless-runsc",
             *argv,
-            stdin=subprocess.DEVNULL,
+            stdin=block_r,
             stdout=stdout,
             stderr=stderr,
             env={"PATH": "/usr/bin:/bin"},
             cwd="/",
             start_new_session=True,
-            pass_fds=(block_r,),
         )
     finally:
         os.close(block_r)

@@ -98,6 +98,8 @@ class Worker:
         self.limits = spec.limits
         #: inside bubblewrap (False: the development-only unsandboxed mode)
         self.sandboxed = True
+        #: under gVisor: its host cgroup also holds the Sentry (``gvisor.host_limits``)
+        self.gvisor = False
         self._process = process
         self._cgroup = cgroup
         #: host directories removed when the worker stops (a pre-started worker's own)
@@ -123,7 +125,8 @@ class Worker:
         """Make the worker's cgroup that of worker ``name`` of ``tenant`` under ``limits``
         (see ``Cgroup.assign``); without a cgroup there is nothing to move."""
         if self._cgroup is not None:
-            self._cgroup.assign(name, tenant, limits)
+            host = gvisor_sandbox.host_limits(limits) if self.gvisor else limits
+            self._cgroup.assign(name, tenant, host)
         self.limits = limits
 
     def ended(self) -> Ending | None:
@@ -389,6 +392,7 @@ async def start_worker(
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, reason)
     worker.sandboxed = not unsafe_no_sandbox
+    worker.gvisor = isolation is not None
     worker.owned_dirs += owned
     deadline = time.monotonic() + start_timeout_s
     delay = 0.002
@@ -465,6 +469,7 @@ async def check_handler(
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, "")
     worker.sandboxed = not unsafe_no_sandbox
+    worker.gvisor = isolation is not None
     worker.owned_dirs += owned
     try:
         if process.stdout is None:
