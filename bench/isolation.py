@@ -97,11 +97,17 @@ def _pss_kb(worker: Worker) -> int:
     return total
 
 
-async def measure(isolation: Gvisor | None, runs: int, calls: int) -> dict[str, list[float]]:
+def _root() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="sless-bench-", dir="/tmp"))
+    root.chmod(0o711)  # the workers' uids reach their own directories in it
+    return root
+
+
+async def measure(
+    root: Path, isolation: Gvisor | None, runs: int, calls: int
+) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {"cold": [], "prestarted": [], "p50": [], "p99": []}
     figures["pss"] = []
-    root = Path(tempfile.mkdtemp(prefix="sless-bench-", dir="/tmp"))  # noqa: S108
-    root.chmod(0o711)
     runtimes = default_runtimes_dir()
     pool = PrestartPool(
         slots_dir=root / "slots",
@@ -149,8 +155,8 @@ def rows(args: argparse.Namespace) -> list[Row]:
         note(f"isolation: no gVisor figures, no usable runsc ({reason})")
         return []
     note(f"gVisor: {gvisor.runsc}, platform {gvisor.platform}")
-    base = asyncio.run(measure(None, args.runs, args.calls))
-    under = asyncio.run(measure(gvisor, args.runs, args.calls))
+    base = asyncio.run(measure(_root(), None, args.runs, args.calls))
+    under = asyncio.run(measure(_root(), gvisor, args.runs, args.calls))
     labels = {
         "cold": ("cold start, not pre-started (start + first call)", "ms", ""),
         "prestarted": ("cold start, pre-started (take + first call)", "ms", "ratio <= 2"),

@@ -11,8 +11,8 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import stat
+import subprocess
 import textwrap
 import uuid
 from pathlib import Path
@@ -156,7 +156,7 @@ def built_runsc() -> Gvisor | None:
     path = Path(found).resolve()
     if os.geteuid() == 0 and not reachable_by_others(path):
         stamp = hashlib.sha256(f"{path}:{path.stat().st_mtime_ns}".encode()).hexdigest()[:12]
-        copy = Path(f"/tmp/sless-test-runsc-{stamp}/runsc")  # noqa: S108
+        copy = Path(f"/tmp/sless-test-runsc-{stamp}/runsc")
         if not copy.exists():
             copy.parent.mkdir(mode=0o755, exist_ok=True)
             shutil.copy(path, copy.with_suffix(".part"))
