@@ -27,7 +27,6 @@ from tests.conftest import RunningGateway
 from tests.integration.sandbox.harness import (
     launch,
     make_spec,
-    request,
     require_sandbox,
 )
 from tests.support import deploy
@@ -218,6 +217,16 @@ def assert_refused(found: dict[str, object]) -> None:
     }
 
 
+def _host_filter_only(isolation: str, request: pytest.FixtureRequest) -> None:
+    """This filter is bubblewrap's: under gVisor it is not installed (tenant calls reach
+    the Sentry, never the host kernel), and the Sentry answers some of these calls with
+    other errnos than EPERM, or (io_uring, seccomp mode) differently."""
+    if isolation == "gvisor":
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="the host seccomp filter is bubblewrap's")
+        )
+
+
 def test_refused_calls_through_the_api_leave_the_worker_serving(
     gateway: RunningGateway,
 ) -> None:
@@ -251,7 +260,10 @@ def test_refused_calls_at_import_time_and_in_the_deploy_check(gateway: RunningGa
     assert_refused(response.json())
 
 
-async def test_refused_calls_in_a_directly_started_worker(tmp_path: Path) -> None:
+async def test_refused_calls_in_a_directly_started_worker(
+    tmp_path: Path, isolation: str, request: pytest.FixtureRequest
+) -> None:
+    _host_filter_only(isolation, request)
     require_sandbox()
     code = tmp_path / "code"
     code.mkdir()
@@ -312,7 +324,10 @@ return { seccomp, raw, read: own.includes('exports.handle'), back, echoed };
 """
 
 
-async def test_refused_calls_in_a_node_worker(tmp_path: Path) -> None:
+async def test_refused_calls_in_a_node_worker(
+    tmp_path: Path, isolation: str, request: pytest.FixtureRequest
+) -> None:
+    _host_filter_only(isolation, request)
     require_sandbox()
     # libuv tries io_uring for file I/O when asked (UV_USE_IO_URING=1): it must fall back
     spec = make_spec(tmp_path, runtime="nodejs20", env={"UV_USE_IO_URING": "1"})
