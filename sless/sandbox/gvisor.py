@@ -106,9 +106,9 @@ def runsc_argv(gvisor: Gvisor, spec: SandboxSpec, bundle: Path, container: str) 
         gvisor.runsc,
         "--rootless",
         "--ignore-cgroups",
-        # the host's network only where bubblewrap would share it (``SandboxSpec.network``,
-        # which no function is given: egress goes through the proxy socket)
-        f"--network={'host' if spec.network else 'none'}",
+        # never the host's network (rootless runsc cannot share it; no function is given
+        # ``SandboxSpec.network``: egress goes through the proxy socket)
+        "--network=none",
         f"--platform={gvisor.platform}",
         f"--host-uds={'all' if spec.egress_socket is not None else 'create'}",
         f"--root={bundle / 'state'}",
@@ -180,8 +180,7 @@ def _mounts(spec: SandboxSpec, host: HostLayout, server_dir: Path) -> list[dict[
         mounts.append(_bind(host.prlimit, str(host.prlimit)))
     for name in ("passwd", "group", "hosts", "nsswitch.conf"):
         mounts.append(_bind(_ETC_DIR / name, f"/etc/{name}"))
-    extra = ("/etc/resolv.conf",) if spec.network else ()
-    for path in ("/etc/ld.so.cache", "/etc/ssl", "/etc/ca-certificates", *extra):
+    for path in ("/etc/ld.so.cache", "/etc/ssl", "/etc/ca-certificates"):
         if os.path.exists(path):
             mounts.append(_bind(path, path))
     mounts.append(_bind(server_dir, RUNTIME_MOUNT))

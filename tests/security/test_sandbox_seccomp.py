@@ -29,6 +29,7 @@ from tests.integration.sandbox.harness import (
     make_spec,
     require_sandbox,
 )
+from tests.integration.sandbox.harness import request as call
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
@@ -271,10 +272,10 @@ async def test_refused_calls_in_a_directly_started_worker(
     # start_worker itself, not the pre-started pool
     worker = await launch(make_spec(tmp_path))
     try:
-        status, found = await request(worker, "POST", "/", body={"calls": _calls()})
+        status, found = await call(worker, "POST", "/", body={"calls": _calls()})
         assert status == 200, found
         assert_refused(found)
-        assert await request(worker, "POST", "/", body={}) == (200, "still alive")
+        assert await call(worker, "POST", "/", body={}) == (200, "still alive")
     finally:
         await worker.stop()
 
@@ -335,7 +336,7 @@ async def test_refused_calls_in_a_node_worker(
     names = ["bpf", "perf_event_open", "keyctl", "add_key", "userfaultfd", "io_uring_setup"]
     calls = {name: value for name, value in _calls().items() if name in names}
     try:
-        status, data = await request(
+        status, data = await call(
             worker, "POST", "/", body={"code": NODE_ATTACK, "calls": calls}, timeout_s=60
         )
         assert status == 200, data
@@ -344,7 +345,7 @@ async def test_refused_calls_in_a_node_worker(
         assert found["raw"] == {name: [-1, errno.EPERM] for name in names}
         assert (found["read"], found["back"], found["echoed"]) == (True, "written", "ping")
         # the worker is still serving
-        status, again = await request(
+        status, again = await call(
             worker, "POST", "/", body={"code": "return 'alive';"}, timeout_s=30
         )
         assert (status, again) == (200, {"result": "alive"})
