@@ -41,7 +41,19 @@ def main() -> None:
     is_flag=True,
     help="run functions without bubblewrap (development only; never with untrusted code)",
 )
-def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sandbox: bool) -> None:
+@click.option(
+    "--isolation",
+    type=click.Choice(["bubblewrap", "gvisor"]),
+    help="what functions run in (default: SLESS_EMBEDDED_ISOLATION, else bubblewrap);"
+    " gvisor needs runsc (SLESS_SANDBOX_RUNSC) and refuses to start without it",
+)
+def up(
+    data_dir: Path | None,
+    host: str | None,
+    port: int | None,
+    unsafe_no_sandbox: bool,
+    isolation: str | None,
+) -> None:
     """Start the platform in embedded mode: PostgreSQL, gateway and reconciler.
 
     Uses SLESS_DATABASE_URL instead of the embedded PostgreSQL when set. The provider
@@ -56,6 +68,7 @@ def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sand
         host=host,
         port=port,
         unsafe_no_sandbox=unsafe_no_sandbox,
+        isolation=isolation,
     )
     run_up(settings)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sless.config import Settings
-from sless.sandbox import sandbox_available, seccomp_available
+from sless.sandbox import runsc_available, sandbox_available, seccomp_available
 from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_for
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ def run_up(settings: Settings) -> None:
 def _check_sandbox(settings: Settings) -> None:
     """Refuse to start, in one line, without the sandbox and its seccomp filter (embedded
     mode), unless a development setting says otherwise (with a warning)."""
+    if settings.sandbox.unsafe_no_sandbox and settings.sandbox.isolation == "gvisor":
+        raise click.ClickException("--isolation gvisor and --unsafe-no-sandbox contradict")
     if settings.sandbox.unsafe_no_sandbox:
         if settings.environment == "production":
             raise click.ClickException("--unsafe-no-sandbox is refused in production")
@@ -108,6 +110,9 @@ def _check_sandbox(settings: Settings) -> None:
                 fg="red",
                 err=True,
             )
+        if settings.sandbox.isolation == "gvisor":
+            _check_gvisor(settings)
+            return
         ok, reason = seccomp_available()
         if not ok:  # never a sandbox without its filter
             raise click.ClickException(reason)
@@ -117,6 +122,17 @@ def _check_sandbox(settings: Settings) -> None:
                 f"{reason}\nInstall bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap),"
                 " or for development only, start with --unsafe-no-sandbox."
             )
+
+
+def _check_gvisor(settings: Settings) -> None:
+    """Refuse to start, in one line, when gVisor is asked and no usable runsc exists (never
+    bubblewrap instead); otherwise fix the path and the platform the probe found."""
+    runsc, reason = runsc_available(settings.sandbox.runsc, settings.sandbox.runsc_platform)
+    if runsc is None:
+        raise click.ClickException(f"--isolation gvisor: {reason}")
+    settings.sandbox.runsc = runsc.runsc
+    settings.sandbox.runsc_platform = runsc.platform
+    click.echo(f"workers run under gVisor ({runsc.runsc}, platform {runsc.platform})", err=True)
 
 
 def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
@@ -295,6 +311,7 @@ def apply_overrides(
     host: str | None,
     port: int | None,
     unsafe_no_sandbox: bool,
+    isolation: str | None = None,
 ) -> Settings:
     if data_dir is not None:
         settings.data_dir = data_dir
@@ -304,4 +321,8 @@ def apply_overrides(
         settings.gateway.port = port
     if unsafe_no_sandbox:
         settings.sandbox.unsafe_no_sandbox = True
+    if isolation == "gvisor":
+        settings.sandbox.isolation = "gvisor"
+    elif isolation == "bubblewrap":
+        settings.sandbox.isolation = "bubblewrap"
     return settings

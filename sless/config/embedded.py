@@ -4,11 +4,21 @@ scheduler, job runner and async queue.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
 class SandboxSettings(BaseModel):
+    #: what workers run in: bubblewrap (host kernel, namespaces and seccomp) or gVisor
+    #: (``runsc``: a user-space kernel between tenant code and the host's).
+    #: ``SLESS_EMBEDDED_ISOLATION`` or ``sless up --isolation``; never a silent fallback
+    isolation: Literal["bubblewrap", "gvisor"] = "bubblewrap"
     bwrap: str = "bwrap"
+    #: gVisor's ``runsc`` (a name on PATH or a path), executable by the workers' uids
+    runsc: str = "runsc"
+    #: gVisor platform: ``auto`` takes KVM when a sandbox starts on it, else systrap
+    runsc_platform: Literal["auto", "systrap", "kvm", "ptrace"] = "auto"
     #: run functions without bubblewrap (development only; warned on every start)
     unsafe_no_sandbox: bool = False
     #: the idle window: a worker unused this long stops (down to ``min_instances``)

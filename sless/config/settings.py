@@ -30,6 +30,7 @@ def default_data_dir() -> Path:
 ENV_ALIASES: dict[str, tuple[str, str]] = {
     "SLESS_AUTO_ONBOARD": ("auth", "auto_onboard"),
     "SLESS_ALLOW_NO_SANDBOX": ("kubernetes", "allow_no_sandbox"),
+    "SLESS_EMBEDDED_ISOLATION": ("sandbox", "isolation"),
 }
 
 

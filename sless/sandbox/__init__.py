@@ -13,6 +13,8 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
 ``PrestartPool`` keeps generic workers started ahead of time and turns one into a
 function's worker on its first call (``prestarting``: a cold start without the start).
 Every worker runs under the seccomp allowlist of ``seccomp`` (handed to bubblewrap).
+``start_worker(..., isolation=Gvisor(runsc, platform))`` runs it under gVisor instead
+(``gvisor``: a rootless ``runsc`` OCI bundle, the same contract).
 """
 
 from .commands import (
@@ -23,6 +25,7 @@ from .commands import (
     reachable_by_others,
 )
 from .egress import EgressProxy, EgressRule, resolve_allowed
+from .gvisor import Gvisor, runsc_available
 from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
 from .probing import sandbox_available
 from .seccomp import SeccompUnavailable
@@ -41,6 +44,7 @@ __all__ = [
     "RUNTIMES",
     "EgressProxy",
     "EgressRule",
+    "Gvisor",
     "HostIds",
     "HostLayout",
     "LaunchCommand",
@@ -59,6 +63,7 @@ __all__ = [
     "link_tree",
     "reachable_by_others",
     "resolve_allowed",
+    "runsc_available",
     "sandbox_available",
     "seccomp_available",
     "specialize",

@@ -57,6 +57,7 @@ from .commands import (
     address_space_mb,
     worker_env,
 )
+from .gvisor import Gvisor
 from .specs import HostIds, Limits, Runtime, SandboxSpec
 from .workers import Worker, WorkerStartError, start_worker
 
@@ -101,6 +102,7 @@ class PrestartPool:
         refill_delay_s: float = 0.5,
         seccomp: bool = True,
         tenants: int = 16,
+        isolation: Gvisor | None = None,
     ) -> None:
         #: code/deps directories of the workers: on the builds' file system, for hard links
         self.slots_dir = slots_dir
@@ -118,6 +120,8 @@ class PrestartPool:
         self.refill_delay_s = refill_delay_s
         #: the seccomp filter on the generic workers (off: a benchmark's comparison only)
         self.seccomp = seccomp
+        #: gVisor instead of bubblewrap (``gvisor``)
+        self.isolation = isolation
         #: how many tenants keep generic workers at once
         self.tenants = tenants
         #: the tenants that keep generic workers, least recently wanted first
@@ -243,6 +247,7 @@ class PrestartPool:
                 host=self.host,
                 cgroup_root=self.cgroup_root,
                 seccomp=self.seccomp,
+                isolation=self.isolation,
             )
         except BaseException:
             shutil.rmtree(slot, ignore_errors=True)

@@ -38,9 +38,11 @@ from pathlib import Path
 
 from sless.models.endings import Ending, of_wait_status, worker_ended
 
+from . import gvisor as gvisor_sandbox
 from . import seccomp as seccomp_filter
 from .cgroups import DEFAULT_ROOT, Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
+from .gvisor import Gvisor
 from .specs import Limits, SandboxSpec
 
 _LOG_TAIL_BYTES = 4096
@@ -98,6 +100,8 @@ class Worker:
         self.limits = spec.limits
         #: inside bubblewrap (False: the development-only unsandboxed mode)
         self.sandboxed = True
+        #: under gVisor: its host cgroup also holds the Sentry (``gvisor.host_limits``)
+        self.gvisor = False
         self._process = process
         self._cgroup = cgroup
         #: host directories removed when the worker stops (a pre-started worker's own)
@@ -123,7 +127,8 @@ class Worker:
         """Make the worker's cgroup that of worker ``name`` of ``tenant`` under ``limits``
         (see ``Cgroup.assign``); without a cgroup there is nothing to move."""
         if self._cgroup is not None:
-            self._cgroup.assign(name, tenant, limits)
+            host = gvisor_sandbox.host_limits(limits) if self.gvisor else limits
+            self._cgroup.assign(name, tenant, host)
         self.limits = limits
 
     def ended(self) -> Ending | None:
@@ -248,12 +253,23 @@ async def _spawn(
     stdout: int,
     stderr: int,
     seccomp: bool,
+    gvisor: tuple[Gvisor, HostLayout, Path, bool] | None = None,
+    owned: list[Path] | None = None,
 ) -> asyncio.subprocess.Process:
     """Start ``command`` with the worker already inside ``cgroup`` before its code runs,
-    under the seccomp filter unless ``seccomp`` is false (a benchmark's comparison only)."""
+    under the seccomp filter unless ``seccomp`` is false (a benchmark's comparison only).
+    ``gvisor``: run it under gVisor instead (``gvisor`` module), its bundle added to
+    ``owned``."""
     credentials = _credentials(spec)
     if unsafe_no_sandbox:
         return await _spawn_unsandboxed(spec, command, credentials, cgroup, stdout, stderr)
+    if gvisor is not None:
+        process, bundle = await gvisor_sandbox.spawn(
+            *gvisor, spec, credentials=credentials, cgroup=cgroup, stdout=stdout, stderr=stderr
+        )
+        if owned is not None:
+            owned.append(bundle)
+        return process
 
     try:
         filter_fds = [seccomp_filter.program_fd()] if seccomp else []
@@ -336,24 +352,24 @@ async def start_worker(
     host: HostLayout | None = None,
     cgroup_root: Path | None = None,
     seccomp: bool = True,
+    isolation: Gvisor | None = None,
 ) -> Worker:
     """Launch a worker and return once its socket accepts connections.
 
     Raises ``WorkerStartError`` (with the worker's last log lines) if it exits or is not
     ready within ``start_timeout_s``; the worker is then killed and cleaned up.
     """
+    host = host or HostLayout.discover()
     command = build_command(
-        spec,
-        runtimes_dir=runtimes_dir,
-        bwrap=bwrap,
-        unsafe_no_sandbox=unsafe_no_sandbox,
-        host=host or HostLayout.discover(),
+        spec, runtimes_dir=runtimes_dir, bwrap=bwrap, unsafe_no_sandbox=unsafe_no_sandbox, host=host
     )
+    owned: list[Path] = []
     _prepare_socket_dir(spec)
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
+    limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
     cgroup, reason = Cgroup.create(
-        spec.name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
+        spec.name, limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
     )
     log_fd = spec.open_log()
     try:
@@ -365,15 +381,21 @@ async def start_worker(
             stdout=log_fd,
             stderr=log_fd,
             seccomp=seccomp,
+            gvisor=None if isolation is None else (isolation, host, runtimes_dir, False),
+            owned=owned,
         )
     except BaseException:
         if cgroup is not None:
             cgroup.remove()
+        for directory in owned:
+            shutil.rmtree(directory, ignore_errors=True)
         raise
     finally:
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, reason)
     worker.sandboxed = not unsafe_no_sandbox
+    worker.gvisor = isolation is not None
+    worker.owned_dirs += owned
     deadline = time.monotonic() + start_timeout_s
     delay = 0.002
     try:
@@ -410,23 +432,27 @@ async def check_handler(
     host: HostLayout | None = None,
     cgroup_root: Path | None = None,
     seccomp: bool = True,
+    isolation: Gvisor | None = None,
 ) -> tuple[bool, str]:
     """Import the handler with the runtime's ``--check`` inside the same sandbox.
 
     Returns ``(ok, message)``; the message is one line meant for the tenant.
     """
+    host = host or HostLayout.discover()
     command = build_command(
         spec,
         runtimes_dir=runtimes_dir,
         bwrap=bwrap,
         unsafe_no_sandbox=unsafe_no_sandbox,
-        host=host or HostLayout.discover(),
+        host=host,
         check=True,
     )
+    owned: list[Path] = []
     _prepare_socket_dir(spec)
     check_spec_name = f"{spec.name}.check"
+    limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
     cgroup, _ = Cgroup.create(
-        check_spec_name, spec.limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
+        check_spec_name, limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
     )
     log_fd = spec.open_log()
     try:
@@ -438,11 +464,15 @@ async def check_handler(
             stdout=subprocess.PIPE,
             stderr=log_fd,
             seccomp=seccomp,
+            gvisor=None if isolation is None else (isolation, host, runtimes_dir, True),
+            owned=owned,
         )
     finally:
         os.close(log_fd)
     worker = Worker(spec, process, cgroup, "")
     worker.sandboxed = not unsafe_no_sandbox
+    worker.gvisor = isolation is not None
+    worker.owned_dirs += owned
     try:
         if process.stdout is None:
             raise RuntimeError("stdout pipe missing")

@@ -214,8 +214,16 @@ def test_a_job_run_names_the_reason(gateway: RunningGateway, acme: httpx.Client)
     assert "worker exited with status 3" in _logs(acme, "job-exits")
 
 
-async def test_a_fork_refused_at_the_process_limit_is_named(tmp_path: Path) -> None:
+async def test_a_fork_refused_at_the_process_limit_is_named(
+    tmp_path: Path, isolation: str, request: pytest.FixtureRequest
+) -> None:
     """A worker that dies after its forks were refused names its process limit too."""
+    if isolation == "gvisor":
+        # the fork is refused (status 4: gVisor enforces the limit) but the refusal is
+        # counted in the Sentry, not in the host cgroup's pids.events the reason reads
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="gVisor's fork refusals are not counted")
+        )
     require_sandbox()
     worker = await launch(make_spec(tmp_path, limits=Limits(memory_mb=128, max_processes=16)))
     if not worker.cgroup_limited:

@@ -78,9 +78,17 @@ async def test_network_egress_is_blocked(
 
 
 async def test_network_allowed_reaches_the_host_service(
-    host_service: tuple[int, list[str]], tmp_path: Path
+    host_service: tuple[int, list[str]],
+    tmp_path: Path,
+    isolation: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The control: the same probe connects when the function has network (not vacuous)."""
+    if isolation == "gvisor":
+        # no function is given the host network; under rootless runsc the control has none
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="rootless runsc has no host network")
+        )
     require_sandbox()
     port, seen = host_service
     worker = await launch(make_spec(tmp_path, network=True))

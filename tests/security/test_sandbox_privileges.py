@@ -12,9 +12,10 @@ from tests.integration.sandbox.harness import launch, make_spec, require_sandbox
 pytestmark = pytest.mark.integration
 
 
-async def test_uid_65534_without_capabilities(tmp_path: Path) -> None:
+async def test_uid_65534_without_capabilities(tmp_path: Path, isolation: str) -> None:
     require_sandbox()
-    worker = await launch(make_spec(tmp_path))
+    spec = make_spec(tmp_path)
+    worker = await launch(spec)
     try:
         data = await run_probe(
             worker,
@@ -24,8 +25,8 @@ async def test_uid_65534_without_capabilities(tmp_path: Path) -> None:
                 line.split(":", 1) for line in open("/proc/self/status").read().splitlines()
             )
             caps = {k: int(v.strip(), 16) for k, v in status.items() if k.startswith("Cap")}
-            try:
-                os.setuid(0)
+            try:  # become anyone else: root, or (already 0 under gVisor) uid 1
+                os.setuid(1 if os.getuid() == 0 else 0)
                 setuid = "succeeded"
             except OSError as e:
                 setuid = type(e).__name__
@@ -38,12 +39,21 @@ async def test_uid_65534_without_capabilities(tmp_path: Path) -> None:
                 "no_new_privs": status["NoNewPrivs"].strip(),
                 "unshare_user": [userns, ctypes.get_errno()],
             }
+            # the only writable bind: what the host sees of the sandbox's identity
+            open("/run/sless/written-by-tenant", "w").close()
             """,
         )
+        written = (spec.socket_dir / "written-by-tenant").stat()
     finally:
         await worker.stop()
     found = data["result"]
-    assert (found["uid"], found["euid"], found["gid"]) == (65534, 65534, 65534)
+    # on the host, whatever the sandbox calls itself, it is the tenant's unprivileged uid
+    assert spec.host_ids is not None
+    assert (written.st_uid, written.st_gid) == (spec.host_ids.uid, spec.host_ids.gid)
+    # gVisor: 0 of the Sentry's own kernel, mapped to the tenant's host uid by rootless
+    # runsc (sless/sandbox/gvisor.py, GVISOR_UID); bubblewrap: 65534 of its user namespace
+    inside = 0 if isolation == "gvisor" else 65534
+    assert (found["uid"], found["euid"], found["gid"]) == (inside, inside, inside)
     assert found["caps"]["CapEff"] == 0
     assert found["caps"]["CapPrm"] == 0
     assert found["caps"]["CapBnd"] == 0

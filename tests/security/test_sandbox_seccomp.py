@@ -27,9 +27,9 @@ from tests.conftest import RunningGateway
 from tests.integration.sandbox.harness import (
     launch,
     make_spec,
-    request,
     require_sandbox,
 )
+from tests.integration.sandbox.harness import request as call
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
@@ -218,6 +218,16 @@ def assert_refused(found: dict[str, object]) -> None:
     }
 
 
+def _host_filter_only(isolation: str, request: pytest.FixtureRequest) -> None:
+    """This filter is bubblewrap's: under gVisor it is not installed (tenant calls reach
+    the Sentry, never the host kernel), and the Sentry answers some of these calls with
+    other errnos than EPERM, or (io_uring, seccomp mode) differently."""
+    if isolation == "gvisor":
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="the host seccomp filter is bubblewrap's")
+        )
+
+
 def test_refused_calls_through_the_api_leave_the_worker_serving(
     gateway: RunningGateway,
 ) -> None:
@@ -251,7 +261,10 @@ def test_refused_calls_at_import_time_and_in_the_deploy_check(gateway: RunningGa
     assert_refused(response.json())
 
 
-async def test_refused_calls_in_a_directly_started_worker(tmp_path: Path) -> None:
+async def test_refused_calls_in_a_directly_started_worker(
+    tmp_path: Path, isolation: str, request: pytest.FixtureRequest
+) -> None:
+    _host_filter_only(isolation, request)
     require_sandbox()
     code = tmp_path / "code"
     code.mkdir()
@@ -259,10 +272,10 @@ async def test_refused_calls_in_a_directly_started_worker(tmp_path: Path) -> Non
     # start_worker itself, not the pre-started pool
     worker = await launch(make_spec(tmp_path))
     try:
-        status, found = await request(worker, "POST", "/", body={"calls": _calls()})
+        status, found = await call(worker, "POST", "/", body={"calls": _calls()})
         assert status == 200, found
         assert_refused(found)
-        assert await request(worker, "POST", "/", body={}) == (200, "still alive")
+        assert await call(worker, "POST", "/", body={}) == (200, "still alive")
     finally:
         await worker.stop()
 
@@ -312,7 +325,10 @@ return { seccomp, raw, read: own.includes('exports.handle'), back, echoed };
 """
 
 
-async def test_refused_calls_in_a_node_worker(tmp_path: Path) -> None:
+async def test_refused_calls_in_a_node_worker(
+    tmp_path: Path, isolation: str, request: pytest.FixtureRequest
+) -> None:
+    _host_filter_only(isolation, request)
     require_sandbox()
     # libuv tries io_uring for file I/O when asked (UV_USE_IO_URING=1): it must fall back
     spec = make_spec(tmp_path, runtime="nodejs20", env={"UV_USE_IO_URING": "1"})
@@ -320,7 +336,7 @@ async def test_refused_calls_in_a_node_worker(tmp_path: Path) -> None:
     names = ["bpf", "perf_event_open", "keyctl", "add_key", "userfaultfd", "io_uring_setup"]
     calls = {name: value for name, value in _calls().items() if name in names}
     try:
-        status, data = await request(
+        status, data = await call(
             worker, "POST", "/", body={"code": NODE_ATTACK, "calls": calls}, timeout_s=60
         )
         assert status == 200, data
@@ -329,7 +345,7 @@ async def test_refused_calls_in_a_node_worker(tmp_path: Path) -> None:
         assert found["raw"] == {name: [-1, errno.EPERM] for name in names}
         assert (found["read"], found["back"], found["echoed"]) == (True, "written", "ping")
         # the worker is still serving
-        status, again = await request(
+        status, again = await call(
             worker, "POST", "/", body={"code": "return 'alive';"}, timeout_s=30
         )
         assert (status, again) == (200, {"result": "alive"})

@@ -19,6 +19,7 @@ import pytest
 from sless.config import Settings
 from sless.sandbox import Limits, Worker
 from sless.sandbox.cgroups import TENANT_CPU_SHARES, Cgroup
+from sless.sandbox.gvisor import SENTRY_MEMORY_MB
 from tests.conftest import RunningGateway
 from tests.integration.sandbox.harness import alive, launch, make_spec, require_sandbox
 from tests.support import deploy
@@ -55,7 +56,7 @@ def unique(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:8]}"
 
 
-async def test_a_tenants_workers_share_one_cpu_group(tmp_path: Path) -> None:
+async def test_a_tenants_workers_share_one_cpu_group(tmp_path: Path, isolation: str) -> None:
     require_sandbox()
     busy, quiet = unique("sless-busy"), unique("sless-quiet")
     workers: list[Worker] = []
@@ -78,7 +79,9 @@ async def test_a_tenants_workers_share_one_cpu_group(tmp_path: Path) -> None:
             assert len(in_cpu) >= 3  # bwrap, the sandbox's pid 1, the runtime
             # the same processes as the worker's memory group (the per-worker limits stay)
             assert in_cpu == procs(memory)
-            assert int((memory / "memory.limit_in_bytes").read_text()) == 128 * 1024 * 1024
+            # gVisor: the function's 128 MiB plus the Sentry's share (gvisor.host_limits)
+            limit_mb = 128 + (SENTRY_MEMORY_MB if isolation == "gvisor" else 0)
+            assert int((memory / "memory.limit_in_bytes").read_text()) == limit_mb * 1024 * 1024
             for pid in in_cpu:
                 if alive(pid):
                     assert cpu_path_of(pid) == f"/sless/{tenant}/{worker.name}"

@@ -165,6 +165,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         base = Path(tempfile.gettempdir())
         if self.launcher.uids is not None and not reachable_by_others(base):
             base = Path("/tmp")  # noqa: S108 (a private TMPDIR: the workers could not enter)
+        await self.launcher.choose_isolation()
         self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-", dir=base))
         self._run_dir.chmod(0o711)
         self.launcher.run_dir = self._run_dir
@@ -180,6 +181,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                 start_timeout_s=sandbox.start_timeout_s,
                 seccomp=sandbox.seccomp,
                 tenants=sandbox.prestart_tenants,
+                isolation=self.launcher.isolation,
             )
             if self.launcher.uids is None:
                 self.launcher.prestart.start()  # one shared set: every worker is our uid
@@ -360,6 +362,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                 unsafe_no_sandbox=self.settings.sandbox.unsafe_no_sandbox,
                 timeout_s=self.settings.sandbox.start_timeout_s,
                 seccomp=self.settings.sandbox.seccomp,
+                isolation=self.launcher.isolation,
             )
             if not ok:
                 raise BuildError(f"the handler does not load: {message}")

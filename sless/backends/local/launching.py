@@ -16,6 +16,7 @@ tenant's uid can enter its own view only. Socket directories belong to the worke
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -34,6 +35,7 @@ from sless.config import Settings
 from sless.errors import UpstreamError
 from sless.models import FunctionSpec, endings
 from sless.sandbox import (
+    Gvisor,
     HostIds,
     Limits,
     PrestartPool,
@@ -41,6 +43,7 @@ from sless.sandbox import (
     Worker,
     WorkerStartError,
     link_tree,
+    runsc_available,
     start_worker,
 )
 from sless.store import SecretRepository
@@ -75,10 +78,27 @@ class WorkerLauncher:
         self.runtimes_dir = runtimes_dir
         #: where worker sockets go (set by the backend's start: a short path under /tmp)
         self.run_dir: Path | None = None
+        #: gVisor for every worker (``choose_isolation``); None: bubblewrap
+        self.isolation: Gvisor | None = None
         #: generic workers that a function's first worker is made from (None: off)
         self.prestart: PrestartPool | None = None
         #: each namespace's host uid (None: the gateway cannot switch uid)
         self.uids: SandboxUids | None = None
+
+    async def choose_isolation(self) -> None:
+        """The one place the isolation is chosen: gVisor when the settings ask for it, and
+        then only a runsc that starts a sandbox here (``WorkerStartError`` otherwise: never
+        bubblewrap in its place)."""
+        sandbox = self.settings.sandbox
+        if sandbox.isolation != "gvisor" or sandbox.unsafe_no_sandbox:
+            self.isolation = None
+            return
+        gvisor, reason = await asyncio.to_thread(
+            runsc_available, sandbox.runsc, sandbox.runsc_platform
+        )
+        if gvisor is None:
+            raise WorkerStartError(f"gVisor isolation is set but unusable: {reason}")
+        self.isolation = gvisor
 
     async def host_ids(self, namespace: str) -> HostIds | None:
         """The host uid/gid of ``namespace``'s workers (None: the gateway's own); its
@@ -233,6 +253,7 @@ class WorkerLauncher:
                 unsafe_no_sandbox=sandbox.unsafe_no_sandbox,
                 start_timeout_s=sandbox.start_timeout_s,
                 seccomp=sandbox.seccomp,
+                isolation=self.isolation,
             )
         except WorkerStartError as e:
             log.warning("worker of %s/%s did not start: %s", namespace, name, e)

@@ -6,9 +6,13 @@ code is the attacker, so each attack test sends exactly the code it is about.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
+import shutil
 import stat
+import subprocess
 import textwrap
 import uuid
 from pathlib import Path
@@ -17,17 +21,23 @@ from typing import Any
 import aiohttp
 
 from sless.sandbox import (
+    Gvisor,
     HostIds,
     Limits,
     Runtime,
     SandboxSpec,
     Worker,
     default_runtimes_dir,
+    reachable_by_others,
+    runsc_available,
     sandbox_available,
     start_worker,
 )
 
 RUNTIMES_DIR = default_runtimes_dir()
+#: what ``launch`` runs workers in: set per test by the ``isolation`` fixture of
+#: tests/security (None: bubblewrap)
+ISOLATION: Gvisor | None = None
 #: host ids of the tests' tenants, in the default range (SLESS_SANDBOX_UID_BASE)
 TENANT_A = HostIds(uid=100_060_001, gid=100_060_001)
 TENANT_B = HostIds(uid=100_060_002, gid=100_060_002)
@@ -121,8 +131,42 @@ def searchable(path: Path) -> None:
 
 async def launch(spec: SandboxSpec) -> Worker:
     return await start_worker(
-        spec, runtimes_dir=RUNTIMES_DIR, bwrap="bwrap", unsafe_no_sandbox=False, start_timeout_s=20
+        spec,
+        runtimes_dir=RUNTIMES_DIR,
+        bwrap="bwrap",
+        unsafe_no_sandbox=False,
+        start_timeout_s=20,
+        isolation=ISOLATION,
     )
+
+
+@functools.cache
+def built_runsc() -> Gvisor | None:
+    """gVisor where it is built, as the node tier finds it: ``SLESS_SANDBOX_RUNSC``, runsc
+    on PATH, or the one ``scripts/kube-testenv build`` made (its cache is under a 0700
+    home: copied once where the workers' uids can execute it). None: not built here."""
+    found = os.environ.get("SLESS_SANDBOX_RUNSC") or shutil.which("runsc")
+    if found is None:
+        script = RUNTIMES_DIR.parent / "scripts" / "kube-testenv"
+        done = subprocess.run([script, "bin"], capture_output=True, text=True, check=False)
+        candidate = Path(done.stdout.strip()) / "runsc"
+        if done.returncode != 0 or not candidate.is_file():
+            return None
+        found = str(candidate)
+    path = Path(found).resolve()
+    if os.geteuid() == 0 and not reachable_by_others(path):
+        stamp = hashlib.sha256(f"{path}:{path.stat().st_mtime_ns}".encode()).hexdigest()[:12]
+        copy = Path(f"/tmp/sless-test-runsc-{stamp}/runsc")
+        if not copy.exists():
+            copy.parent.mkdir(mode=0o755, exist_ok=True)
+            shutil.copy(path, copy.with_suffix(".part"))
+            copy.with_suffix(".part").chmod(0o755)
+            copy.with_suffix(".part").rename(copy)
+        path = copy
+    gvisor, reason = runsc_available(str(path), "auto")
+    if gvisor is None:
+        raise RuntimeError(f"runsc is built but unusable: {reason}")
+    return gvisor
 
 
 async def request(

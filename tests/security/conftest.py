@@ -1,0 +1,48 @@
+"""The sandbox attack tests run against both isolations of embedded mode.
+
+Every test of a module that launches workers through ``tests.integration.sandbox.harness``
+is parametrised over ``bubblewrap`` and ``gvisor`` (the ``isolation`` fixture sets what
+``harness.launch`` uses). The gVisor leg is collected where runsc is built, as the node
+tier is (``scripts/kube-testenv build``, runsc on PATH, or ``SLESS_SANDBOX_RUNSC``): a
+machine without it runs the bubblewrap leg only, and says so in the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.integration.sandbox import harness
+
+ISOLATIONS = ("bubblewrap", "gvisor")
+
+
+def _launches_workers(metafunc: pytest.Metafunc) -> bool:
+    return getattr(metafunc.module, "launch", None) is harness.launch or hasattr(
+        metafunc.module, "make_spec"
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    gvisor = harness.built_runsc()
+    if gvisor is None:
+        return "sandbox isolations: bubblewrap (runsc not built: no gVisor leg)"
+    return f"sandbox isolations: bubblewrap, gvisor ({gvisor.runsc}, {gvisor.platform})"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "isolation" in metafunc.fixturenames or _launches_workers(metafunc):
+        legs = ISOLATIONS if harness.built_runsc() is not None else ISOLATIONS[:1]
+        metafunc.parametrize("isolation", legs, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def isolation(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``bubblewrap`` or ``gvisor``: what ``harness.launch`` runs this test's workers in."""
+    chosen = getattr(request, "param", "bubblewrap")
+    harness.ISOLATION = harness.built_runsc() if chosen == "gvisor" else None
+    try:
+        yield chosen
+    finally:
+        harness.ISOLATION = None
