@@ -19,7 +19,16 @@ import time
 from table import Row, note, render
 
 #: in the order they run; names of modules next to this file
-MODULES = ["coldstart", "invoke", "memory", "density", "validation", "history", "runtime_sandbox"]
+MODULES = [
+    "coldstart",
+    "invoke",
+    "memory",
+    "density",
+    "validation",
+    "history",
+    "runtime_sandbox",
+    "cli_start",
+]
 
 
 def main() -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import ValidationError
 
-from sless.config import Settings
+if TYPE_CHECKING:
+    # imported where used: pydantic and the settings are a third of a second of a start,
+    # and the client-side commands never read them (bench/cli_start.py)
+    from sless.config import Settings
 
 url_option = click.option(
     "--url", envvar="SLESS_URL", help="gateway URL (default: from sless login)"
@@ -29,6 +31,10 @@ def json_value(value: str | None, what: str) -> Any:
 
 def load_settings() -> Settings:
     """The SLESS_* settings, or a one-line error per bad variable (never its value)."""
+    from pydantic import ValidationError
+
+    from sless.config import Settings
+
     try:
         return Settings()
     except ValidationError as e:
