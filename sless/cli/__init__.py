@@ -14,14 +14,14 @@ import click
 
 from sless.cli import admin, auditing, deploying, events, invocations, jobs, secrets, triggers
 from sless.cli.client import Client, load_config, make_client, save_config
-from sless.cli.options import load_settings, token_option, url_option
+from sless.cli.options import Group, load_settings, token_option, url_option
 
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sless")
 def main() -> None:
     """sless: a security-hardened, multi-tenant serverless platform."""
@@ -57,7 +57,11 @@ def up(data_dir: Path | None, host: str | None, port: int | None, unsafe_no_sand
         port=port,
         unsafe_no_sandbox=unsafe_no_sandbox,
     )
-    run_up(settings)
+    try:
+        run_up(settings)
+    except KeyboardInterrupt:  # before PostgreSQL was up: nothing to stop
+        click.echo("Interrupted while starting: sless stopped", err=True)
+        sys.exit(130)
 
 
 @main.command()

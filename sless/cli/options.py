@@ -43,3 +43,25 @@ def load_settings() -> Settings:
             variable = "SLESS_" + "_".join(str(part) for part in error["loc"]).upper()
             lines.append(f"{variable} {error['msg'].removeprefix('Value error, ')}")
         raise click.ClickException("\n".join(lines)) from None
+
+
+#: names that mean the same command in every group: a user who types one gets the other
+_SYNONYMS = [{"ls", "list"}, {"rm", "delete", "remove"}]
+
+
+class Group(click.Group):
+    """A command group where ``ls``/``list`` and ``rm``/``delete``/``remove`` are one name."""
+
+    group_class = type  # subgroups made with ``@group.group()`` are ``Group`` too
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        for names in _SYNONYMS:
+            if cmd_name in names:
+                for other in sorted(names - {cmd_name}):
+                    command = super().get_command(ctx, other)
+                    if command is not None:
+                        return command
+        return None
