@@ -125,33 +125,44 @@ def list_functions(url: str | None, token: str | None) -> None:
 
 @main.command()
 @click.argument("name")
-@click.option("--data", "-d", help="JSON body to send (POST); without it, a GET")
+@click.option(
+    "--data", "-d", help="body to send (POST): JSON text, @FILE, or - for stdin; none: a GET"
+)
+@click.option("--header", "-H", "headers", multiple=True, help="'Name: value' (repeatable)")
 @click.option("--path", "subpath", default="", help="sub-path after the function's URL")
 @click.option(
     "--async", "is_async", is_flag=True, help="queue the call: print its invocation id at once"
 )
+@click.option("--wait", is_flag=True, help="with --async: wait for the call to end, print it")
+@click.option("--wait-timeout", default=600.0, show_default=True, help="seconds --wait waits")
 @url_option
 @token_option
 def invoke(
-    name: str, data: str | None, subpath: str, is_async: bool, url: str | None, token: str | None
+    name: str,
+    data: str | None,
+    headers: tuple[str, ...],
+    subpath: str,
+    is_async: bool,
+    wait: bool,
+    wait_timeout: float,
+    url: str | None,
+    token: str | None,
 ) -> None:
-    """Call function NAME through its public URL and print the answer."""
-    client = make_client(url, token)
-    target = f"/fn/{client.namespace}/{name}/{subpath.lstrip('/')}".rstrip("/")
-    extra = {"X-Sless-Async": "true"} if is_async else {}
-    if data is not None:
-        try:
-            json.loads(data)
-        except ValueError as e:
-            raise click.ClickException(f"--data is not valid JSON: {e}") from None
-        response = client.request(
-            "POST", target, content=data, headers={"Content-Type": "application/json", **extra}
-        )
-    else:
-        response = client.request("GET", target, headers=extra)
-    click.echo(response.text)
-    if response.status_code >= 400:
-        sys.exit(1)
+    """Call function NAME through its public URL and print the answer.
+
+    A body that is JSON is sent as application/json, anything else as text/plain
+    (unless -H sets Content-Type)."""
+    from sless.cli.invoking import call
+
+    call(
+        make_client(url, token),
+        name,
+        subpath=subpath,
+        body=data,
+        headers=headers,
+        is_async=is_async,
+        wait_timeout=wait_timeout if wait else None,
+    )
 
 
 @main.command()
@@ -177,6 +188,35 @@ def remove(name: str, url: str | None, token: str | None) -> None:
     client = make_client(url, token)
     client.call("DELETE", client.ns_path(f"functions/{name}"))
     click.echo(f"deleted {name}")
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--runtime",
+    "-r",
+    type=click.Choice(["python3.11", "nodejs20"]),
+    default="python3.11",
+    show_default=True,
+)
+@click.option(
+    "--template",
+    "-t",
+    type=click.Choice(["http", "cron", "rabbitmq", "async"]),
+    default="http",
+    show_default=True,
+    help="http: answers GET ?name=; cron: a schedule calls it; rabbitmq: a queue does;"
+    " async: slow work called with --async",
+)
+@click.option("--dir", "directory", type=click.Path(path_type=Path), help="default: ./NAME")
+def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
+    """Write a working function NAME: handler, sless.yaml, a test and a README."""
+    from sless.cli.scaffolding import write
+
+    target = directory or Path(name)
+    for path in write(target, name, runtime, template):
+        click.echo(f"  {path}")
+    click.echo(f"Created {name} ({runtime}, {template}). Next: cd {target} && sless deploy")
 
 
 # -- validation -----------------------------------------------------------------------
