@@ -150,7 +150,8 @@ def deploy(
     project = projects.load(directory)
     name = name or (project.name if project else None) or directory.resolve().name
     spec = projects.merge(project, {**flags, **_pairs(env, secrets)})
-    spec.setdefault("runtime", _detect_runtime(directory))
+    if "runtime" not in spec:
+        spec["runtime"] = _detect_runtime(directory)
     client = make_client(url, token)
     path = client.ns_path(f"functions/{name}")
     created = client.request("PUT", path, json=spec)
