@@ -167,16 +167,19 @@ def invoke(
 
 @main.command()
 @click.argument("name")
-@click.option("--tail", default=64 * 1024, show_default=True, help="bytes from the end")
+@click.option("--tail", "-n", "lines", default=100, show_default=True, help="lines from the end")
+@click.option("--follow", "-f", is_flag=True, help="keep printing new output (Ctrl-C stops)")
 @url_option
 @token_option
-def logs(name: str, tail: int, url: str | None, token: str | None) -> None:
+def logs(name: str, lines: int, follow: bool, url: str | None, token: str | None) -> None:
     """Print the recent output (stdout and stderr) of function NAME."""
+    from sless.cli.following import follow_logs, last_lines
+
     client = make_client(url, token)
-    click.echo(
-        client.call("GET", client.ns_path(f"functions/{name}/logs"), params={"tail": tail}),
-        nl=False,
-    )
+    if follow:
+        follow_logs(client, name, lines)
+    else:
+        click.echo(last_lines(client, name, lines), nl=False)
 
 
 @main.command("rm")

@@ -142,3 +142,32 @@ def test_a_refused_first_upload_leaves_no_function(user: User, tmp_path: Path) -
     assert result.returncode == 4, result.stderr
     assert "the first upload was refused; the function is removed" in result.stderr
     assert "refused" not in user.sless("ls", cwd=tmp_path).stdout
+
+
+def test_logs_follow_shows_a_new_call_and_tail_counts_lines(user: User, tmp_path: Path) -> None:
+    user.sless("new", "followed", "--template", "cron", cwd=tmp_path)
+    user.sless("deploy", cwd=tmp_path / "followed")
+    for n in range(3):
+        user.sless("invoke", "followed", "--data", json.dumps({"job": f"early{n}"}), cwd=tmp_path)
+    tail = user.sless("logs", "followed", "--tail", "2", cwd=tmp_path).stdout
+    assert [line.split(" (")[0] for line in tail.splitlines()] == ["tick early1", "tick early2"]
+    follower = subprocess.Popen(
+        [SLESS, "logs", "followed", "-f", "--tail", "1"],
+        env=user.env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        # the last line first: the follower has read the log, what comes next is new
+        assert follower.stdout.readline().startswith("tick early2 (")
+        user.sless("invoke", "followed", "--data", '{"job": "late"}', cwd=tmp_path)
+        line = follower.stdout.readline()  # the test's timeout bounds the wait
+        while line.startswith("tick tick ("):  # the template's cron trigger, now and then
+            line = follower.stdout.readline()
+        assert line.startswith("tick late ("), line
+    finally:
+        follower.terminate()
+        follower.wait(timeout=30)
+        if follower.stdout is not None:
+            follower.stdout.close()
