@@ -182,6 +182,19 @@ def logs(name: str, lines: int, follow: bool, url: str | None, token: str | None
         click.echo(last_lines(client, name, lines), nl=False)
 
 
+@main.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@url_option
+@token_option
+def describe(name: str, as_json: bool, url: str | None, token: str | None) -> None:
+    """Show function NAME: spec, status, versions and traffic, triggers, instances, and
+    the last hour's invocations (count, 5xx, p50/p99)."""
+    from sless.cli.describing import describe as show
+
+    show(make_client(url, token), name, as_json=as_json)
+
+
 @main.command("rm")
 @click.argument("name")
 @url_option

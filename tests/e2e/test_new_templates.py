@@ -171,3 +171,27 @@ def test_logs_follow_shows_a_new_call_and_tail_counts_lines(user: User, tmp_path
         follower.wait(timeout=30)
         if follower.stdout is not None:
             follower.stdout.close()
+
+
+def test_describe_shows_spec_status_versions_triggers_and_the_last_hour(
+    user: User, tmp_path: Path
+) -> None:
+    user.sless("new", "described", "--template", "cron", cwd=tmp_path)
+    user.sless("deploy", cwd=tmp_path / "described")
+    for _ in range(2):
+        user.sless("invoke", "described", "--data", '{"job": "d"}', cwd=tmp_path)
+    while True:  # the invocation records are written a moment after the calls
+        shown = user.sless("describe", "described", cwd=tmp_path).stdout
+        if "Last hour:   2 invocations, 0 5xx, p50 " in shown:
+            break
+    lines = shown.splitlines()
+    assert "Phase:       Ready" in lines
+    assert "Serving:     v1" in lines
+    assert "Validation:  allow" in lines
+    assert any(line.split()[:3] == ["v1*", "100%", "allowed"] for line in lines), shown
+    assert any(
+        line.split() == ["described-tick", "cron", "*/5", "*", "*", "*", "*"] for line in lines
+    ), shown
+    data = json.loads(user.sless("describe", "described", "--json", cwd=tmp_path).stdout)
+    assert data["last_hour"]["invocations"] == 2
+    assert data["function"]["spec"]["timeout_s"] == 10
