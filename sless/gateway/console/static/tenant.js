@@ -233,7 +233,7 @@ export async function functionPage(ctx, name) {
 }
 
 export async function deploy(ctx, preset) {
-  const name = h("input", { type: "text", required: true, pattern: "[a-z0-9]([-a-z0-9]*[a-z0-9])?", maxlength: 60, autocomplete: "off", value: preset || "" });
+  const name = h("input", { type: "text", required: true, pattern: "[a-z0-9]([a-z0-9\\-]*[a-z0-9])?", maxlength: 60, autocomplete: "off", value: preset || "" });
   const runtime = h("select", {}, h("option", { value: "python3.11" }, "Python 3.11"), h("option", { value: "nodejs20" }, "Node.js 20"));
   const zipInput = h("input", { type: "file", accept: ".zip,application/zip" });
   const dirInput = h("input", { type: "file", webkitdirectory: true, multiple: true });
