@@ -99,7 +99,8 @@ function invocations(ctx, name) {
           { label: "Duration", cell: (r) => `${Math.round(r.duration_ms * 10) / 10} ms` },
           { label: "Time", cell: (r) => when(r.started_at) },
           { label: "Trigger", cell: (r) => r.trigger || "http" },
-          { label: "Error", cell: (r) => r.error || "" },
+          // a 500's record may carry only why the call died (reason), not an error text
+          { label: "Error", cell: (r) => r.error || r.reason || "" },
           { label: "ID", cell: (r) => code(r.id) },
         ],
         rows.filter(keep[filter.value]),
@@ -164,7 +165,13 @@ function invokePanel(ctx, fn, after) {
           /* shown as it came */
         }
       }
-      clear(out).append(h("p", {}, "Status ", statusBadge(answer.status)), h("pre", { class: "output" }, text));
+      const timing = h("span", { class: "timing" }, ` in ${Math.round(answer.ms * 10) / 10} ms`);
+      const headerList = h("pre", { class: "headers" }, answer.headers.map(([k, v]) => `${k}: ${v}`).join("\n"));
+      clear(out).append(
+        h("p", {}, "Status ", statusBadge(answer.status), timing),
+        h("details", { class: "response-headers" }, h("summary", {}, "Response headers"), headerList),
+        h("pre", { class: "output" }, text),
+      );
       after();
     } catch (error) {
       clear(out).append(errorBox(error));
