@@ -14,14 +14,14 @@ import click
 
 from sless.cli import admin, auditing, deploying, events, invocations, jobs, secrets, triggers
 from sless.cli.client import Client, load_config, make_client, save_config
-from sless.cli.options import load_settings, token_option, url_option
+from sless.cli.options import Group, load_settings, token_option, url_option
 
 
 def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sless")
 def main() -> None:
     """sless: a security-hardened, multi-tenant serverless platform."""
@@ -70,7 +70,11 @@ def up(
         unsafe_no_sandbox=unsafe_no_sandbox,
         isolation=isolation,
     )
-    run_up(settings)
+    try:
+        run_up(settings)
+    except KeyboardInterrupt:  # before PostgreSQL was up: nothing to stop
+        click.echo("Interrupted while starting: sless stopped", err=True)
+        sys.exit(130)
 
 
 @main.command()
@@ -134,47 +138,74 @@ def list_functions(url: str | None, token: str | None) -> None:
 
 @main.command()
 @click.argument("name")
-@click.option("--data", "-d", help="JSON body to send (POST); without it, a GET")
+@click.option(
+    "--data", "-d", help="body to send (POST): JSON text, @FILE, or - for stdin; none: a GET"
+)
+@click.option("--header", "-H", "headers", multiple=True, help="'Name: value' (repeatable)")
 @click.option("--path", "subpath", default="", help="sub-path after the function's URL")
 @click.option(
     "--async", "is_async", is_flag=True, help="queue the call: print its invocation id at once"
 )
+@click.option("--wait", is_flag=True, help="with --async: wait for the call to end, print it")
+@click.option("--wait-timeout", default=600.0, show_default=True, help="seconds --wait waits")
 @url_option
 @token_option
 def invoke(
-    name: str, data: str | None, subpath: str, is_async: bool, url: str | None, token: str | None
+    name: str,
+    data: str | None,
+    headers: tuple[str, ...],
+    subpath: str,
+    is_async: bool,
+    wait: bool,
+    wait_timeout: float,
+    url: str | None,
+    token: str | None,
 ) -> None:
-    """Call function NAME through its public URL and print the answer."""
-    client = make_client(url, token)
-    target = f"/fn/{client.namespace}/{name}/{subpath.lstrip('/')}".rstrip("/")
-    extra = {"X-Sless-Async": "true"} if is_async else {}
-    if data is not None:
-        try:
-            json.loads(data)
-        except ValueError as e:
-            raise click.ClickException(f"--data is not valid JSON: {e}") from None
-        response = client.request(
-            "POST", target, content=data, headers={"Content-Type": "application/json", **extra}
-        )
-    else:
-        response = client.request("GET", target, headers=extra)
-    click.echo(response.text)
-    if response.status_code >= 400:
-        sys.exit(1)
+    """Call function NAME through its public URL and print the answer.
+
+    A body that is JSON is sent as application/json, anything else as text/plain
+    (unless -H sets Content-Type)."""
+    from sless.cli.invoking import call
+
+    call(
+        make_client(url, token),
+        name,
+        subpath=subpath,
+        body=data,
+        headers=headers,
+        is_async=is_async,
+        wait_timeout=wait_timeout if wait else None,
+    )
 
 
 @main.command()
 @click.argument("name")
-@click.option("--tail", default=64 * 1024, show_default=True, help="bytes from the end")
+@click.option("--tail", "-n", "lines", default=100, show_default=True, help="lines from the end")
+@click.option("--follow", "-f", is_flag=True, help="keep printing new output (Ctrl-C stops)")
 @url_option
 @token_option
-def logs(name: str, tail: int, url: str | None, token: str | None) -> None:
+def logs(name: str, lines: int, follow: bool, url: str | None, token: str | None) -> None:
     """Print the recent output (stdout and stderr) of function NAME."""
+    from sless.cli.following import follow_logs, last_lines
+
     client = make_client(url, token)
-    click.echo(
-        client.call("GET", client.ns_path(f"functions/{name}/logs"), params={"tail": tail}),
-        nl=False,
-    )
+    if follow:
+        follow_logs(client, name, lines)
+    else:
+        click.echo(last_lines(client, name, lines), nl=False)
+
+
+@main.command()
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@url_option
+@token_option
+def describe(name: str, as_json: bool, url: str | None, token: str | None) -> None:
+    """Show function NAME: spec, status, versions and traffic, triggers, instances, and
+    the last hour's invocations (count, 5xx, p50/p99)."""
+    from sless.cli.describing import describe as show
+
+    show(make_client(url, token), name, as_json=as_json)
 
 
 @main.command("rm")
@@ -186,6 +217,35 @@ def remove(name: str, url: str | None, token: str | None) -> None:
     client = make_client(url, token)
     client.call("DELETE", client.ns_path(f"functions/{name}"))
     click.echo(f"deleted {name}")
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--runtime",
+    "-r",
+    type=click.Choice(["python3.11", "nodejs20"]),
+    default="python3.11",
+    show_default=True,
+)
+@click.option(
+    "--template",
+    "-t",
+    type=click.Choice(["http", "cron", "rabbitmq", "async"]),
+    default="http",
+    show_default=True,
+    help="http: answers GET ?name=; cron: a schedule calls it; rabbitmq: a queue does;"
+    " async: slow work called with --async",
+)
+@click.option("--dir", "directory", type=click.Path(path_type=Path), help="default: ./NAME")
+def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
+    """Write a working function NAME: handler, sless.yaml, a test and a README."""
+    from sless.cli.scaffolding import write
+
+    target = directory or Path(name)
+    for path in write(target, name, runtime, template):
+        click.echo(f"  {path}")
+    click.echo(f"Created {name} ({runtime}, {template}). Next: cd {target} && sless deploy")
 
 
 # -- validation -----------------------------------------------------------------------

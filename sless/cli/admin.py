@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from sless.cli.client import make_admin_client
-from sless.cli.options import url_option
+from sless.cli.options import Group, url_option
 
 
-@click.group()
+@click.group(cls=Group)
 def admin() -> None:
     """Provider administration (needs SLESS_ADMIN_TOKEN)."""
 

@@ -2,24 +2,37 @@
 
 ``sless login`` stores the URL and token in ``<user config dir>/sless/config.json`` with
 mode 0600; ``SLESS_URL`` / ``SLESS_TOKEN`` override it for one command.
+
+The transport is the standard library's ``http.client``, not httpx: importing httpx (and
+the rich console its ``__init__`` pulls in) took 0.3 s of every command's start, more than
+the whole budget of a client-side command (bench/cli_start.py). ``Response`` offers the
+few attributes the commands read.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
-from collections.abc import Iterator
+import socket
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import click
-import httpx
-import platformdirs
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 
 def config_path() -> Path:
+    if sys.platform == "linux":
+        # platformdirs' answer on Linux, without its import (a fifth of a start)
+        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
+        return Path(base) / "sless" / "config.json"
+    import platformdirs
+
     return Path(platformdirs.user_config_dir("sless", appauthor=False)) / "config.json"
 
 
@@ -45,29 +58,95 @@ def save_config(values: dict[str, str]) -> Path:
     return path
 
 
+class Response:
+    """A read answer: status, headers (case-insensitive ``get``) and body."""
+
+    def __init__(self, status_code: int, headers: http.client.HTTPMessage, content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
 class Client:
     def __init__(self, url: str, token: str | None, *, timeout: float = 60.0) -> None:
         self.url = url.rstrip("/")
         self.token = token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+        self.timeout = timeout
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise click.ClickException(f"not an http(s) URL: {self.url}")
+        self._parts = parts
         self._namespace: str | None = None
 
     def __repr__(self) -> str:
         return f"Client(url={self.url!r}, token='…')"
 
-    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
+        host, port = self._parts.hostname or "", self._parts.port
+        if self._parts.scheme == "https":
+            return http.client.HTTPSConnection(host, port, timeout=timeout)
+        return http.client.HTTPConnection(host, port, timeout=timeout)
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | str | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = -1.0,
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send a request and return the open answer (for streams); the caller closes it.
+
+        ``timeout`` is per socket operation; None waits for ever (a followed stream)."""
+        query = {k: _query_value(v) for k, v in (params or {}).items() if v is not None}
+        target = self._parts.path.rstrip("/") + path
+        if query:
+            target += ("&" if "?" in target else "?") + urlencode(query)
+        sent = {"User-Agent": "sless-cli", **(headers or {})}
+        if self.token:
+            sent["Authorization"] = f"Bearer {self.token}"
+        body: bytes | None = None
+        if json is not None:
+            body = _json_dumps(json)
+            sent.setdefault("Content-Type", "application/json")
+        elif content is not None:
+            body = content.encode() if isinstance(content, str) else content
+        connection = self._connection(self.timeout if timeout == -1.0 else timeout)
         try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.ConnectError:
+            connection.request(method, target, body=body, headers=sent)
+            return connection, connection.getresponse()
+        except (ConnectionRefusedError, socket.gaierror):
+            connection.close()
             raise click.ClickException(
                 f"cannot reach the sless gateway at {self.url} (is `sless up` running?)"
             ) from None
-        except httpx.TimeoutException:
+        except TimeoutError:
+            connection.close()
             raise click.ClickException(
                 f"the gateway at {self.url} did not answer in time"
             ) from None
-        return response
+        except (OSError, http.client.HTTPException) as e:
+            connection.close()
+            raise click.ClickException(f"the gateway at {self.url} failed: {e}") from None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Response:
+        connection, answer = self.open(method, path, **kwargs)
+        try:
+            return Response(answer.status, answer.headers, answer.read())
+        except (OSError, http.client.HTTPException) as e:
+            raise click.ClickException(f"the gateway at {self.url} failed: {e}") from None
+        finally:
+            connection.close()
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
         response = self.request(method, path, **kwargs)
@@ -111,7 +190,7 @@ class Client:
         return f"/v1/namespaces/{self.namespace}/{suffix.lstrip('/')}"
 
 
-def error_message(response: httpx.Response) -> str:
+def error_message(response: Response) -> str:
     try:
         error = response.json()["error"]
         return f"{error['message']} (HTTP {response.status_code}, {error['code']})"
@@ -138,3 +217,13 @@ def make_admin_client(url: str | None, token: str | None) -> Client:
             " set SLESS_ADMIN_TOKEN or pass --admin-token"
         )
     return Client(url, token)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _json_dumps(value: Any) -> bytes:
+    return json.dumps(value).encode()

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from sless.cli.client import Client, error_message, make_client
+from sless.cli.client import Client, Response, error_message, make_client
 from sless.cli.options import token_option, url_option
 
 #: never packed into an upload
@@ -82,8 +82,12 @@ def print_report(report: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--name", "-n", required=True, help="function name (DNS label)")
+@click.argument(
+    "directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--name", "-n", help="function name (DNS label; default: sless.yaml's name, or the folder's)"
+)
 @click.option(
     "--runtime", "-r", type=click.Choice(["python3.11", "nodejs20"]), help="default: detected"
 )
@@ -119,56 +123,40 @@ def print_report(report: dict[str, Any]) -> None:
 @token_option
 def deploy(
     directory: Path,
-    name: str,
-    runtime: str | None,
-    entrypoint: str | None,
+    name: str | None,
     env: tuple[str, ...],
     secrets: tuple[str, ...],
-    memory_mb: int | None,
-    timeout_s: float | None,
-    concurrency: int | None,
-    min_instances: int | None,
-    max_instances: int | None,
-    auth: str | None,
     traffic: int | None,
     wait: bool,
     wait_timeout: float,
     url: str | None,
     token: str | None,
+    **flags: Any,
 ) -> None:
-    """Create or update function NAME from DIRECTORY and upload its code: a new version.
+    """Create or update a function from DIRECTORY (default: this folder) and upload its
+    code: a new version.
 
-    With --traffic N the new version gets N % of the calls, the previous one the rest.
+    The folder's sless.yaml, when there is one, gives the spec, the name and the
+    triggers; the options override it. With --traffic N the new version gets N % of the
+    calls, the previous one the rest. When the first upload of a function this command
+    created is refused, the function is deleted again.
 
     \b
     Exit status: 0 Ready, 1 an error (e.g. a failed build),
       3  the code is held for the provider's review (it does not run until approved),
       4  the code was rejected, by validation or by the provider's review"""
+    from sless.cli import project as projects
+
+    project = projects.load(directory)
+    name = name or (project.name if project else None) or directory.resolve().name
+    spec = projects.merge(project, {**flags, **_pairs(env, secrets)})
+    if "runtime" not in spec:
+        spec["runtime"] = _detect_runtime(directory)
     client = make_client(url, token)
-    spec: dict[str, Any] = {"runtime": runtime or _detect_runtime(directory)}
-    for key, value in (
-        ("entrypoint", entrypoint),
-        ("memory_mb", memory_mb),
-        ("timeout_s", timeout_s),
-        ("concurrency", concurrency),
-        ("min_instances", min_instances),
-        ("max_instances", max_instances),
-        ("auth", auth),
-    ):
-        if value is not None:
-            spec[key] = value
-    if env:
-        pairs = [item.partition("=") for item in env]
-        if any(not sep for _, sep, _ in pairs):
-            raise click.ClickException("--env takes KEY=VALUE")
-        spec["env"] = {k: v for k, _, v in pairs}
-    if secrets:
-        refs = [item.partition("=") for item in secrets]
-        if any(not sep or not secret or not variable for secret, sep, variable in refs):
-            raise click.ClickException("--secret takes NAME=ENV, e.g. dbpass=DB_PASSWORD")
-        spec["secrets"] = [{"name": secret, "env": variable} for secret, _, variable in refs]
     path = client.ns_path(f"functions/{name}")
-    client.call("PUT", path, json=spec)
+    created = client.request("PUT", path, json=spec)
+    if created.status_code >= 400:
+        raise click.ClickException(error_message(created))
     archive = pack_directory(directory)
     click.echo(f"Uploading {len(archive)} bytes...", err=True)
     response = client.request(
@@ -178,15 +166,11 @@ def deploy(
         headers={"Content-Type": "application/zip"},
         params={"traffic": traffic} if traffic is not None else None,
     )
-    if response.status_code == 422 and "details" in response.json().get("error", {}):
-        error = response.json()["error"]
-        if isinstance(error["details"], dict) and "verdict" in error["details"]:
-            print_report(error["details"])
-            click.echo(f"Error: {error['message']}", err=True)
-            raise SystemExit(EXIT_REJECTED)
-        raise click.ClickException(error["message"])
-    if response.status_code >= 400:
-        raise click.ClickException(error_message(response))
+    if response.status_code >= 400 and created.status_code == 201:
+        # nothing ever served: leave no function behind that only says Pending
+        client.request("DELETE", path)
+        click.echo(f"{name}: the first upload was refused; the function is removed", err=True)
+    _raise_for_upload(response)
     result = response.json()
     click.echo(
         f"Uploaded sha256 {result['sha256'][:12]} as {result.get('version')};"
@@ -195,6 +179,47 @@ def deploy(
     )
     if wait or result["phase"] in ("Validating", "Rejected"):
         _report_ready(name, _wait_for(client, path, wait_timeout))
+    if project is not None:
+        for trigger_name, trigger in project.triggers.items():
+            client.call(
+                "PUT",
+                client.ns_path(f"triggers/{trigger_name}"),
+                json={**trigger, "function": name},
+            )
+            click.echo(f"trigger {trigger_name}: {trigger['type']}", err=True)
+
+
+def _pairs(env: tuple[str, ...], secrets: tuple[str, ...]) -> dict[str, Any]:
+    """``--env`` and ``--secret`` as spec fields (absent when not given)."""
+    out: dict[str, Any] = {}
+    if env:
+        pairs = [item.partition("=") for item in env]
+        if any(not sep for _, sep, _ in pairs):
+            raise click.ClickException("--env takes KEY=VALUE")
+        out["env"] = {k: v for k, _, v in pairs}
+    if secrets:
+        refs = [item.partition("=") for item in secrets]
+        if any(not sep or not secret or not variable for secret, sep, variable in refs):
+            raise click.ClickException("--secret takes NAME=ENV, e.g. dbpass=DB_PASSWORD")
+        out["secrets"] = [{"name": secret, "env": variable} for secret, _, variable in refs]
+    return out
+
+
+def _raise_for_upload(response: Response) -> None:
+    """A refused upload: the validation report and exit 4, or the error in one line."""
+    if response.status_code < 400:
+        return
+    error = response.json().get("error", {}) if _is_json(response) else {}
+    details = error.get("details")
+    if response.status_code == 422 and isinstance(details, dict) and "verdict" in details:
+        print_report(details)
+        click.echo(f"Error: {error['message']}", err=True)
+        raise SystemExit(EXIT_REJECTED)
+    raise click.ClickException(error_message(response))
+
+
+def _is_json(response: Response) -> bool:
+    return str(response.headers.get("content-type", "")).startswith("application/json")
 
 
 def _report_ready(name: str, function: dict[str, Any]) -> None:

@@ -8,12 +8,12 @@ from typing import Any
 import click
 
 from sless.cli.client import make_client
-from sless.cli.options import json_value, token_option, url_option
+from sless.cli.options import Group, json_value, token_option, url_option
 
 _JOB_DONE = {"Succeeded", "Failed", "Idle"}
 
 
-@click.group()
+@click.group(cls=Group)
 def job() -> None:
     """Run a function once per run id, and read the result."""
 

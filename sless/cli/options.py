@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import ValidationError
 
-from sless.config import Settings
+if TYPE_CHECKING:
+    # imported where used: pydantic and the settings are a third of a second of a start,
+    # and the client-side commands never read them (bench/cli_start.py)
+    from sless.config import Settings
 
 url_option = click.option(
     "--url", envvar="SLESS_URL", help="gateway URL (default: from sless login)"
@@ -29,6 +31,10 @@ def json_value(value: str | None, what: str) -> Any:
 
 def load_settings() -> Settings:
     """The SLESS_* settings, or a one-line error per bad variable (never its value)."""
+    from pydantic import ValidationError
+
+    from sless.config import Settings
+
     try:
         return Settings()
     except ValidationError as e:
@@ -37,3 +43,25 @@ def load_settings() -> Settings:
             variable = "SLESS_" + "_".join(str(part) for part in error["loc"]).upper()
             lines.append(f"{variable} {error['msg'].removeprefix('Value error, ')}")
         raise click.ClickException("\n".join(lines)) from None
+
+
+#: names that mean the same command in every group: a user who types one gets the other
+_SYNONYMS = [{"ls", "list"}, {"rm", "delete", "remove"}]
+
+
+class Group(click.Group):
+    """A command group where ``ls``/``list`` and ``rm``/``delete``/``remove`` are one name."""
+
+    group_class = type  # subgroups made with ``@group.group()`` are ``Group`` too
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        for names in _SYNONYMS:
+            if cmd_name in names:
+                for other in sorted(names - {cmd_name}):
+                    command = super().get_command(ctx, other)
+                    if command is not None:
+                        return command
+        return None

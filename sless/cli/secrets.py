@@ -7,10 +7,10 @@ import sys
 import click
 
 from sless.cli.client import make_client
-from sless.cli.options import token_option, url_option
+from sless.cli.options import Group, token_option, url_option
 
 
-@click.group()
+@click.group(cls=Group)
 def secret() -> None:
     """Store write-only secrets (broker URLs, callback signing keys)."""
 

@@ -60,29 +60,36 @@ def run_up(settings: Settings) -> None:
         click.echo("")
         sys.stdout.flush()
 
-    app = create_app(
-        settings,
-        database_url,
-        on_admin_token=show_admin_token,
-        sole_database_user=embedded is not None,
-    )
-    click.echo(
-        f"sless gateway on http://{settings.gateway.host}:{settings.gateway.port}"
-        f" (data in {settings.data_dir}, HTTP server {settings.gateway.http})",
-        err=True,
-    )
+    started: bool | None = None
     try:
+        app = create_app(
+            settings,
+            database_url,
+            on_admin_token=show_admin_token,
+            sole_database_user=embedded is not None,
+        )
+        click.echo(
+            f"sless gateway on http://{settings.gateway.host}:{settings.gateway.port}"
+            f" (data in {settings.data_dir}, HTTP server {settings.gateway.http})",
+            err=True,
+        )
         _allow_connections(settings)
         if settings.gateway.http == "granian":
             started = _serve_granian(app, settings)
         else:
             started = _serve_uvicorn(app, settings)
+    except KeyboardInterrupt:  # Ctrl-C before the server's own handlers were installed
+        click.echo("Interrupted while starting", err=True)
     finally:
+        # a second Ctrl-C now would leave PostgreSQL half-stopped (and click would end
+        # the log with "Aborted!"): the stop finishes first; SIGTERM/SIGKILL still work
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if embedded is not None:
             click.echo("Stopping embedded PostgreSQL", err=True)
             embedded.stop()
-    if not started:
+    if started is False:
         raise click.ClickException("the gateway did not start (see the messages above)")
+    click.echo("sless stopped cleanly", err=True)
 
 
 def _check_sandbox(settings: Settings) -> None:

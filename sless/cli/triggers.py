@@ -7,10 +7,10 @@ from typing import Any
 import click
 
 from sless.cli.client import make_client
-from sless.cli.options import json_value, token_option, url_option
+from sless.cli.options import Group, json_value, token_option, url_option
 
 
-@click.group()
+@click.group(cls=Group)
 def trigger() -> None:
     """Create, list and remove triggers (cron schedules, http, rabbitmq)."""
 

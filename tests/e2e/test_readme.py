@@ -132,6 +132,42 @@ def platform() -> Iterator[Platform]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+README = (ROOT / "README.md").read_text()
+
+
+def _sample(command: str) -> list[str]:
+    """The README's sample output under ``command``: its ``#   `` lines."""
+    lines = README.splitlines()
+    start = lines.index(command) + 1
+    sample = []
+    for line in lines[start:]:
+        if not line.startswith("#   "):
+            break
+        sample.append(line.removeprefix("#   "))
+    assert sample, f"no sample output under {command!r} in the README"
+    return sample
+
+
+def _matches_readme(command: str, output: str) -> None:
+    """Each sample line of the README matches a line of ``output``, in order; numbers,
+    12-hex digests and the port may differ."""
+    got = output.splitlines()
+    at = 0
+    for line in _sample(command):
+        pattern = "".join(
+            "[0-9a-f]{12}"
+            if re.fullmatch(r"[0-9a-f]{12}", part)
+            else r"\d+"
+            if part.isdigit()
+            else re.escape(part)
+            for part in re.split(r"([0-9a-f]{12}|\d+)", line)
+        )
+        while at < len(got) and not re.fullmatch(pattern, got[at]):
+            at += 1
+        assert at < len(got), f"the README shows {line!r} under {command!r}; it printed:\n{output}"
+        at += 1
+
+
 def test_readme_quickstart(platform: Platform) -> None:
     printed = platform.output.read_text()
     match = re.search(r"export SLESS_ADMIN_TOKEN=(\S+)", printed)
@@ -150,6 +186,12 @@ def test_readme_quickstart(platform: Platform) -> None:
     deployed = platform.sless("deploy", "examples/hello-python", "--name", "hello")
     assert "hello is Ready" in deployed.stdout
     assert "phase: Ready" in deployed.stderr
+    _matches_readme(
+        "uv run sless deploy examples/hello-python --name hello",
+        deployed.stderr + deployed.stdout,
+    )
+
+    _developer_loop(platform)
 
     answer = httpx.get(f"{platform.url}/fn/sless-acme/hello?name=Ada").json()
     assert answer == {"message": "Hello, Ada!", "function": "hello"}
@@ -246,3 +288,34 @@ def test_readme_quickstart(platform: Platform) -> None:
     assert rows.count('"function": "parse-url"') == 1
     # the function came back with the platform
     assert httpx.get(f"{platform.url}/fn/sless-acme/hello").status_code == 200
+
+
+def _developer_loop(platform: Platform) -> None:
+    """The README's "developer's loop", in a scratch folder, its outputs as shown."""
+    scratch = Path(tempfile.mkdtemp(prefix="sless-loop-"))
+    try:
+
+        def sless(*args: str, cwd: Path) -> str:
+            done = subprocess.run(
+                [*SLESS, *args], cwd=cwd, env=platform.env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, f"sless {' '.join(args)}:\n{done.stdout}{done.stderr}"
+            return done.stdout + done.stderr
+
+        command = "uv run sless new greeter --runtime python3.11 --template http"
+        _matches_readme(command, sless(*command.split()[3:], cwd=scratch))
+        folder = scratch / "greeter"
+        tested = subprocess.run(
+            [sys.executable, "test_handler.py"], cwd=folder, capture_output=True, text=True
+        )
+        assert tested.stdout == "ok\n", tested.stderr
+        assert "greeter is Ready" in sless("deploy", cwd=folder)
+        shown = re.search(r"sless invoke greeter +# (.*)", README)
+        assert shown is not None
+        assert json.loads(sless("invoke", "greeter", cwd=folder)) == json.loads(shown.group(1))
+        assert "Phase:       Ready" in sless("describe", "greeter", cwd=folder)
+        assert "--tail 20 counts lines" in README
+        sless("logs", "greeter", "--tail", "20", cwd=folder)
+        sless("rm", "greeter", cwd=folder)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -7,7 +7,7 @@ import { code, errorBox, field, jumpTo, notice, page, report, section, sourceVie
 
 export async function tenants(ctx) {
   const data = await get("/v1/admin/tenants");
-  const name = h("input", { type: "text", required: true, autocomplete: "off", pattern: "[a-z0-9]([-a-z0-9]*[a-z0-9])?" });
+  const name = h("input", { type: "text", required: true, autocomplete: "off", pattern: "[a-z0-9]([a-z0-9\\-]*[a-z0-9])?" });
   const out = h("div", { "aria-live": "polite" });
   const submit = h("button", { type: "submit" }, "Create tenant");
   const form = h("form", { class: "inline" }, field("Tenant name", name, "Lowercase letters, digits and dashes."), submit, out);

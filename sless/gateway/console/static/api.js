@@ -69,8 +69,16 @@ export async function call(method, path, body, contentType) {
     init.headers["Content-Type"] = contentType;
     init.body = body;
   }
+  const started = performance.now();
   const response = await fetch(path, init);
-  return { status: response.status, type: response.headers.get("content-type") || "", text: await response.text() };
+  const text = await response.text();
+  return {
+    status: response.status,
+    type: response.headers.get("content-type") || "",
+    text,
+    headers: [...response.headers.entries()],
+    ms: performance.now() - started,
+  };
 }
 
 // fetch() cannot report upload progress; XMLHttpRequest can.

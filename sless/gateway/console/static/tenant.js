@@ -99,7 +99,8 @@ function invocations(ctx, name) {
           { label: "Duration", cell: (r) => `${Math.round(r.duration_ms * 10) / 10} ms` },
           { label: "Time", cell: (r) => when(r.started_at) },
           { label: "Trigger", cell: (r) => r.trigger || "http" },
-          { label: "Error", cell: (r) => r.error || "" },
+          // a 500's record may carry only why the call died (reason), not an error text
+          { label: "Error", cell: (r) => r.error || r.reason || "" },
           { label: "ID", cell: (r) => code(r.id) },
         ],
         rows.filter(keep[filter.value]),
@@ -164,7 +165,13 @@ function invokePanel(ctx, fn, after) {
           /* shown as it came */
         }
       }
-      clear(out).append(h("p", {}, "Status ", statusBadge(answer.status)), h("pre", { class: "output" }, text));
+      const timing = h("span", { class: "timing" }, ` in ${Math.round(answer.ms * 10) / 10} ms`);
+      const headerList = h("pre", { class: "headers" }, answer.headers.map(([k, v]) => `${k}: ${v}`).join("\n"));
+      clear(out).append(
+        h("p", {}, "Status ", statusBadge(answer.status), timing),
+        h("details", { class: "response-headers" }, h("summary", {}, "Response headers"), headerList),
+        h("pre", { class: "output" }, text),
+      );
       after();
     } catch (error) {
       clear(out).append(errorBox(error));
@@ -233,7 +240,7 @@ export async function functionPage(ctx, name) {
 }
 
 export async function deploy(ctx, preset) {
-  const name = h("input", { type: "text", required: true, pattern: "[a-z0-9]([-a-z0-9]*[a-z0-9])?", maxlength: 60, autocomplete: "off", value: preset || "" });
+  const name = h("input", { type: "text", required: true, pattern: "[a-z0-9]([a-z0-9\\-]*[a-z0-9])?", maxlength: 60, autocomplete: "off", value: preset || "" });
   const runtime = h("select", {}, h("option", { value: "python3.11" }, "Python 3.11"), h("option", { value: "nodejs20" }, "Node.js 20"));
   const zipInput = h("input", { type: "file", accept: ".zip,application/zip" });
   const dirInput = h("input", { type: "file", webkitdirectory: true, multiple: true });
