@@ -145,11 +145,38 @@ node_packages() {
         die "apt-get install ${missing[*]} failed"
 }
 
+# Everything the node's build and start need that a build cannot make, checked (or
+# installed) before anything is built: a missing tool fails in seconds, not after the
+# control plane's 11-minute build.
+node_preflight() {
+    [[ $(id -u) == 0 ]] || die "a node needs root (network namespaces, mounts, cgroups)"
+    local tool
+    for tool in ip nsenter mount umount openssl curl sysctl flock; do
+        command -v "$tool" >/dev/null || die "a node needs $tool on PATH"
+    done
+    [[ -d /sys/fs/cgroup ]] || die "a node needs /sys/fs/cgroup"
+    node_packages
+}
+
+# One node per machine: two would share the kubepods cgroups, the host sysctls and the
+# CNI state (/var/lib/cni). A node's network namespace is sless-node-<id>; any other one
+# that exists is a node that is running (or was not stopped) and is refused, by name.
+node_refuse_second() {
+    local ns other dir
+    for ns in /run/netns/sless-node-*; do
+        [[ -e $ns ]] || continue
+        other=${ns##*/}
+        [[ $other == "$NETNS" ]] && continue
+        dir=$(cat "/run/$other/dir" 2>/dev/null || echo "unknown")
+        die "another node is running on this machine (network namespace $other, directory $dir): two nodes would share the kubepods cgroups, host sysctls and CNI state; stop it first (scripts/kube-testenv stop $dir)" 4
+    done
+}
+
 node_build() {
     local gover name pkg cgo tags
     GO=$(find_go); gover=$("$GO" env GOVERSION)
     mkdir -p "$BIN/cni"
-    node_packages
+    node_preflight
     for name in $(node_k8s_binaries); do
         node_build_one "$name" "$(stamp_for "$name" "$gover")" node_k8s_build "$name"
     done
@@ -365,6 +392,7 @@ node_netns_up() {
         log "creating network namespace $NETNS"
         ip netns add "$NETNS"
     fi
+    mkdir -p "$NODE_RUN"; printf '%s\n' "$DIR" > "$NODE_RUN/dir"  # named by a second node's refusal
     in_ns ip link set lo up
     # The node address lives on the namespace's loopback device (this kernel has no dummy
     # links). No default route: a packet to any other address is unroutable here.
