@@ -23,11 +23,15 @@ from sless.errors import SlessError
 from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionSpec, Phase, Runtime
 from sless.operator.contexts import ContextError
-from sless.operator.function_status import KIND, fail
+from sless.operator.function_status import KIND, fail, plain
 from sless.operator.state import Operator, condition
 from sless.policies import build_job, check_build_job, image_repository, labels
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# The lines of a build log that say what failed (kaniko's, pip's, npm's, a RUN step's).
+_FAILING = re.compile(r"(?i)\b(error|errors|failed|failure|fatal|panic|not found|no such)\b|ERR!")
+_FAILING_LINES = 12
+_LAST_LINES = 8
 
 
 def build_job_path(op: Operator, ns: str, name: str, sha256: str) -> str:
@@ -73,6 +77,7 @@ async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
     if not pods:
         return "build log unavailable: the build pod no longer exists"
     pod = pods[-1]
+    why = "the log is empty"
     try:
         text = await op.api.read_log(
             pod["metadata"]["namespace"], pod["metadata"]["name"], "kaniko", lines
@@ -80,11 +85,22 @@ async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
         if text.strip():
             return "\n".join(text.strip().splitlines()[-lines:])
     except SlessError as e:
-        message = _termination_message(pod, "kaniko")
-        if message:
-            return "\n".join(message.strip().splitlines()[-lines:])
-        return f"build log unavailable: {answer_of(e) or e}"
-    return "build log unavailable: the log is empty"
+        why = str(answer_of(e) or e)
+    message = _termination_message(pod, "kaniko")
+    if message:
+        return "\n".join(message.strip().splitlines()[-lines:])
+    return f"build log unavailable: {why}"
+
+
+def failure_message(sha: str, log: str) -> str:
+    """``build of <sha12> failed:`` then the log's lines that say what failed, then its
+    last lines: plain text (no colour codes), the prefix first so that cutting a long
+    message short (which keeps the head) never loses it."""
+    lines = [line.rstrip() for line in plain(log).splitlines() if line.strip()]
+    failing = [line for line in lines if _FAILING.search(line)][-_FAILING_LINES:]
+    last = [line for line in lines[-_LAST_LINES:] if line not in failing]
+    body = failing + (["--- last lines:"] + last if last and failing else last)
+    return "\n".join([f"build of {sha[:12]} failed:", *body])
 
 
 def job_state(job: dict[str, Any]) -> str:
@@ -130,9 +146,10 @@ async def build_image(
             )
         return f"{image_repository(k, ns, name)}@{digest}"
     if job is not None and state == "failed":
-        tail = await build_log_tail(op, job)
-        message = f"build of {sha[:12]} failed:\n{tail}"
-        conditions = condition(status.get("conditions") or [], "Built", False, "BuildFailed", tail)
+        message = failure_message(sha, await build_log_tail(op, job))
+        conditions = condition(
+            status.get("conditions") or [], "Built", False, "BuildFailed", message[:2000]
+        )
         status["conditions"] = conditions
         await fail(op, ns, name, status, "BuildFailed", message, observed_sha256=sha)
         raise kopf.PermanentError(f"build of {sha[:12]} failed")

@@ -619,11 +619,17 @@ def test_failed_build_is_failed_with_log_tail_and_not_retried(
     wait_for(
         "build job", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_name, BUILDS))
     )
-    kube.finish_job(BUILDS, job_name, "error building image: pip failed", succeeded=False)
+    # kaniko's coloured log, long enough that cutting it short would lose its head
+    steps = "".join(f"\x1b[36mINFO\x1b[0m[0001] step {i}: copying files\n" for i in range(60))
+    failing = "\x1b[31mERRO\x1b[0m[0003] error building image: pip failed\n"
+    kube.finish_job(BUILDS, job_name, steps + failing + "exit status 1\n", succeeded=False)
     status = kube.wait_phase("functions", ns, name, "Failed")
-    # no kubelet serves logs here: the termination message stands in, and says so otherwise
-    assert "build of" in status["message"]
-    assert "pip failed" in status["message"] or "build log unavailable" in status["message"]
+    # no kubelet serves logs here: the termination message stands in
+    assert status["message"].startswith(f"build of {code['sha256'][:12]} failed:\n")
+    assert "error building image: pip failed" in status["message"]
+    assert "\x1b" not in status["message"]
+    built = {c["type"]: c for c in status["conditions"]}["Built"]
+    assert "\x1b" not in built["message"] and "pip failed" in built["message"]
     assert {c["type"]: c["reason"] for c in status["conditions"]}["Built"] == "BuildFailed"
     assert missing(lambda: kube.apps.read_namespaced_deployment(f"fn-{name}", ns))
     time.sleep(3)  # several retry delays: still exactly the one failed Job
