@@ -99,7 +99,7 @@ def failure_message(sha: str, log: str) -> str:
     lines = [line.rstrip() for line in plain(log).splitlines() if line.strip()]
     failing = [line for line in lines if _FAILING.search(line)][-_FAILING_LINES:]
     last = [line for line in lines[-_LAST_LINES:] if line not in failing]
-    body = failing + (["--- last lines:"] + last if last and failing else last)
+    body = failing + (["--- last lines:", *last] if last and failing else last)
     return "\n".join([f"build of {sha[:12]} failed:", *body])
 
 

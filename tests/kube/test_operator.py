@@ -629,7 +629,8 @@ def test_failed_build_is_failed_with_log_tail_and_not_retried(
     assert "error building image: pip failed" in status["message"]
     assert "\x1b" not in status["message"]
     built = {c["type"]: c for c in status["conditions"]}["Built"]
-    assert "\x1b" not in built["message"] and "pip failed" in built["message"]
+    assert "\x1b" not in built["message"]
+    assert "pip failed" in built["message"]
     assert {c["type"]: c["reason"] for c in status["conditions"]}["Built"] == "BuildFailed"
     assert missing(lambda: kube.apps.read_namespaced_deployment(f"fn-{name}", ns))
     time.sleep(3)  # several retry delays: still exactly the one failed Job

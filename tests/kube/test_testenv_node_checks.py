@@ -51,7 +51,7 @@ def _path_without(tmp_path: Path, missing: str) -> str:
     """A PATH holding every tool of this machine's PATH except ``missing``."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    for entry in os.environ["PATH"].split(os.pathsep) + ["/usr/local/go/bin"]:
+    for entry in [*os.environ["PATH"].split(os.pathsep), "/usr/local/go/bin"]:
         folder = Path(entry)
         if not folder.is_dir():
             continue
