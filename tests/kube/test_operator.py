@@ -640,6 +640,65 @@ def test_failed_build_is_failed_with_log_tail_and_not_retried(
     assert [j.metadata.name for j in jobs] == [job_name]
 
 
+def test_an_unschedulable_build_says_why_and_fails_at_its_deadline(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    ns, name = tenant, "nocpu"
+    k = op_settings.kubernetes
+    saved = k.build_timeout_s, k.build_cpu_millis
+    k.build_timeout_s, k.build_cpu_millis = 10, 300
+    try:
+        code = upload(s3, op_settings, {**HANDLER, "z.txt": name})
+        body = FunctionSpec.model_validate({"code": code}).model_dump(mode="json")
+        kube.create("functions", ns, name, body)
+        job_name = labels.build_job_name(ns, name, code["sha256"])
+        pod = wait_for(
+            f"pod of {job_name}",
+            lambda: (
+                kube.core.list_namespaced_pod(BUILDS, label_selector=f"job-name={job_name}").items
+            ),
+        )[0]
+    finally:
+        k.build_timeout_s, k.build_cpu_millis = saved
+    [kaniko] = pod.spec.containers
+    assert kaniko.resources.requests["cpu"] == "300m"  # the configured request
+    # play the scheduler: what kube-scheduler writes on a node without room
+    reason = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available."
+    kube.core.patch_namespaced_pod_status(
+        pod.metadata.name,
+        BUILDS,
+        {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": reason,
+                    }
+                ]
+            }
+        },
+    )
+    waiting = wait_for(
+        "the scheduler's reason in the status",
+        lambda: (
+            "waiting for a node" in (s := kube.status("functions", ns, name)).get("message", "")
+            and s
+        ),
+    )
+    assert waiting["phase"] == "Building"
+    assert waiting["message"] == f"building {code['sha256'][:12]}: waiting for a node: {reason}"
+    built = {c["type"]: c for c in waiting["conditions"]}["Built"]
+    assert built["reason"] == "Unschedulable"
+    # the Job controller fails the Job at its deadline; the status says so, and what it waited for
+    failed = kube.wait_phase("functions", ns, name, "Failed", timeout=90)
+    assert failed["message"].startswith(
+        f"build of {code['sha256'][:12]} failed: it did not finish within 10 s"
+    )
+    assert f"waiting for a node: {reason}" in failed["message"]
+
+
 def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     kube: Kube, s3: Any, op_settings: Settings, tenant: str
 ) -> None:
