@@ -318,51 +318,14 @@ platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
 # locked dependencies (uv, for CPython 3.11 on bookworm, the image's own glibc). uv runs
 # --offline: the node's netns has no way out; scripts/setup filled uv's cache with all of
 # it (sless's environment, semgrep's tool environment). Prints REF@DIGEST.
-node_push_platform() {
-    local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
-    uv=$(command -v uv || echo "$HOME/.local/bin/uv")
-    [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
-    local offline="not in uv's cache (the node's netns has no way out): run scripts/setup first"
-    semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
-    S=$DIR/images/semgrep-$semgrep_version
-    if [[ ! -f $S/layer.tar ]]; then
-        rm -rf "$S"; mkdir -p "$S"
-        "$uv" pip install --offline -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
-            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed: $offline"
-        rm -rf "$S/opt/bin"
-        # semgrep's own console entry points (`python -m semgrep` is refused, exit 2); the
-        # first runs semgrep-core, which runs `pysemgrep` from PATH and wants a CA bundle
-        # (the machine's, as in the kaniko image)
-        local entry
-        for entry in semgrep:entrypoint pysemgrep:pysemgrep; do
-            printf '%s\n' '#!/usr/bin/python3' 'import sys' 'sys.path.insert(0, "/opt/semgrep")' \
-                "from semgrep.console_scripts.${entry#*:} import main" 'sys.exit(main())' > "$S/${entry%%:*}"
-        done
-        python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
-            --file "$S/semgrep:/usr/local/bin/semgrep:0755" --file "$S/pysemgrep:/usr/local/bin/pysemgrep:0755" \
-            --file "/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:0644"
-        mv "$S/layer.tar.tmp" "$S/layer.tar"
-    fi
-    rm -rf "$I"; mkdir -p "$I"
-    # the locked environment (uv.lock's wheels, by their URLs: no index page needed, so the
-    # wheels `uv sync` put in uv's cache are enough) in a venv of a CPython 3.11 (the
-    # image's version; the same wheels), sless itself not editable; its site-packages is
-    # the image's /opt/sless
-    (cd "$ROOT" && UV_PROJECT_ENVIRONMENT="$I/venv" "$uv" sync --offline --frozen --no-dev --no-editable \
-        --python 3.11 -q) >&2 || die "installing the platform's locked environment failed: $offline"
-    mv "$I/venv/lib/python3.11/site-packages" "$I/site"
-    rm -rf "$I/venv"
-    printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
-    python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
-        --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless
-    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONPATH=/opt/sless",
-        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless",
-        "HOME=/tmp"],
-        "User": "65532:65532", "WorkingDir": "/", "ExposedPorts": {"8080/tcp": {}},
-        "Entrypoint": ["sless"]}' > "$I/config.json"
-    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$S/layer.tar" \
-        --layer "$I/site.tar" \
-        --config "$I/config.json" --ref "$(platform_image)"
+node_push_platform() {  # the documented build (scripts/image), pushed by crane inside the netns
+    local out=$DIR/images/platform
+    # uv's cache already holds uv.lock's wheels (scripts/setup); the SBOM when syft is built
+    local sbom=(--no-sbom)
+    [[ -x ${XDG_CACHE_HOME:-$HOME/.cache}/sless/image/bin/syft-$(sed -n 's/^SYFT_VERSION=//p' "$ROOT/scripts/image") ]] && sbom=()
+    UV_OFFLINE=1 "$ROOT/scripts/image" --out "$out" "${sbom[@]}" >&2 ||
+        die "building the platform image failed (scripts/image; uv's cache needs uv.lock's wheels: run scripts/setup)"
+    in_ns "$ROOT/scripts/image" --out "$out" --no-build --insecure --push "$(platform_image)"
 }
 
 cmd_push_platform() {
