@@ -6,7 +6,7 @@ node's network namespace). Standard library only: it runs with the machine's pyt
     oci.py push-binary --binary PATH --entrypoint /pause --ref HOST:PORT/REPO:TAG
     oci.py push-layers --layer ROOTFS.tar [--layer MORE.tar ...] --config CONFIG.json --ref REF
     oci.py layer --out LAYER.tar [--file SRC:DEST:MODE ...] [--dir DEST ...] [--tree SRC:DEST ...]
-    oci.py layout --layer L.tar ... --config CONFIG.json --out DIR   an OCI image layout; prints its digest
+    oci.py layout --layer L.tar ... --config CONFIG.json --out DIR   an OCI layout; its digest
     oci.py digest --ref REF            print the manifest digest of a pushed tag
     oci.py compress LAYER.tar ...       gzip layers now (the build does, for the root filesystems)
 
@@ -197,7 +197,8 @@ def push_image(ref: str, layers: list[Path], config: dict) -> str:
     gzs, config_bytes, manifest_bytes = image_blobs(layers, config)
     for gz in gzs:
         registry.push_blob(repo, _sha256_file(gz), path=gz)
-    registry.push_blob(repo, "sha256:" + hashlib.sha256(config_bytes).hexdigest(), data=config_bytes)
+    config_digest = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
+    registry.push_blob(repo, config_digest, data=config_bytes)
     return f"{host}/{repo}:{tag}@{registry.put_manifest(repo, tag, manifest_bytes)}"
 
 
