@@ -123,8 +123,13 @@ async def _last_wait(op: Operator, ns: str, name: str) -> str | None:
     are gone once its deadline passed; the handler's own copy may predate that write)."""
     function = await op.api.get(op.cr_path(KIND, ns, name)) or {}
     for cond in (function.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Built" and str(cond.get("message", "")).startswith("waiting"):
-            return str(cond["message"])
+        message = str(cond.get("message", ""))
+        if cond.get("type") != "Built":
+            continue
+        if message.startswith("waiting"):
+            return message
+        if ": waiting" in message:  # already failed at its deadline (a handler's rerun)
+            return message[message.index(": waiting") + 2 :]
     return None
 
 
@@ -202,7 +207,9 @@ async def build_image(
         status["conditions"] = conditions
         await fail(op, ns, name, status, "BuildFailed", message, observed_sha256=sha)
         raise kopf.PermanentError(f"build of {sha[:12]} failed")
-    waiting = waiting_reason(await _job_pods(op, job)) if job is not None else None
+    pods = await _job_pods(op, job) if job is not None else []
+    # no pod (the Job controller removed it at the deadline): keep what it waited for
+    waiting = waiting_reason(pods) if pods else await _last_wait(op, ns, name)
     reason = "Unschedulable" if waiting and waiting.startswith("waiting for a node") else "Building"
     conditions = condition(
         status.get("conditions") or [], "Built", False, reason, waiting[:2000] if waiting else sha
