@@ -319,9 +319,10 @@ def _wait_for(client: Client, path: str, timeout: float) -> dict[str, Any]:
     while True:
         function: dict[str, Any] = client.call("GET", path)
         phase = function["status"]["phase"]
-        if phase != last:
-            click.echo(f"  phase: {phase}", err=True)
-            last = phase
+        progress = (phase, function["status"].get("message") or "")
+        if progress != last:  # a new phase, or why it waits ("waiting for a node: ...")
+            click.echo(f"  phase: {phase}" + (f": {progress[1]}" if progress[1] else ""), err=True)
+            last = progress
         if phase in _TERMINAL_PHASES or phase == "Validating":
             return function
         if time.monotonic() > deadline:

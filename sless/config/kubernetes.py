@@ -81,8 +81,14 @@ class KubernetesSettings(BaseModel):
     #: RuntimeClass of function pods; empty refuses to start unless allow_no_sandbox
     runtime_class: str = "gvisor"
     allow_no_sandbox: bool = False
-    #: seconds a build may run
-    build_timeout_s: int = 900
+    #: seconds a build may take, waiting for a node included; then it fails and says why
+    build_timeout_s: int = Field(default=900, ge=10)
+    #: kaniko's requests: a build waits until a node has this much unreserved (its status
+    #: then says ``waiting for a node: ...``); its limits cap what it may use
+    build_cpu_millis: int = Field(default=500, ge=50)
+    build_memory_mb: int = Field(default=1024, ge=128)
+    build_cpu_limit_millis: int = Field(default=2000, ge=50)
+    build_memory_limit_mb: int = Field(default=4096, ge=128)
     #: Secret in builds_namespace with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY for kaniko's
     #: S3 build context (only there: tenant namespaces never see it)
     build_s3_secret: str = "sless-build-s3"  # noqa: S105 - a Secret name

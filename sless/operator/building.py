@@ -23,11 +23,15 @@ from sless.errors import SlessError
 from sless.kube import answer_of, collection_path, object_path
 from sless.models import FunctionSpec, Phase, Runtime
 from sless.operator.contexts import ContextError
-from sless.operator.function_status import KIND, fail
+from sless.operator.function_status import KIND, fail, plain
 from sless.operator.state import Operator, condition
 from sless.policies import build_job, check_build_job, image_repository, labels
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# The lines of a build log that say what failed (kaniko's, pip's, npm's, a RUN step's).
+_FAILING = re.compile(r"(?i)\b(error|errors|failed|failure|fatal|panic|not found|no such)\b|ERR!")
+_FAILING_LINES = 12
+_LAST_LINES = 8
 
 
 def build_job_path(op: Operator, ns: str, name: str, sha256: str) -> str:
@@ -73,6 +77,7 @@ async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
     if not pods:
         return "build log unavailable: the build pod no longer exists"
     pod = pods[-1]
+    why = "the log is empty"
     try:
         text = await op.api.read_log(
             pod["metadata"]["namespace"], pod["metadata"]["name"], "kaniko", lines
@@ -80,11 +85,76 @@ async def build_log_tail(op: Operator, job: dict[str, Any]) -> str:
         if text.strip():
             return "\n".join(text.strip().splitlines()[-lines:])
     except SlessError as e:
-        message = _termination_message(pod, "kaniko")
-        if message:
-            return "\n".join(message.strip().splitlines()[-lines:])
-        return f"build log unavailable: {answer_of(e) or e}"
-    return "build log unavailable: the log is empty"
+        why = str(answer_of(e) or e)
+    message = _termination_message(pod, "kaniko")
+    if message:
+        return "\n".join(message.strip().splitlines()[-lines:])
+    return f"build log unavailable: {why}"
+
+
+def waiting_reason(pods: list[dict[str, Any]]) -> str | None:
+    """Why a build pod has not started, in words: the scheduler's reason (``waiting for a
+    node: 0/1 nodes are available: 1 Insufficient cpu.``) or its container's (an image
+    that cannot be pulled, a Secret that is missing); None while it runs or starts."""
+    for pod in reversed(pods):
+        status = pod.get("status") or {}
+        for cond in status.get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                return plain(f"waiting for a node: {cond.get('message') or cond.get('reason')}")
+        for container in status.get("containerStatuses") or []:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+                detail = waiting.get("message") or ""
+                return plain(f"waiting: {waiting['reason']}{': ' + detail if detail else ''}")
+    return None
+
+
+def _deadline_exceeded(job: dict[str, Any]) -> bool:
+    return any(
+        cond.get("type") in ("Failed", "FailureTarget")
+        and cond.get("status") == "True"
+        and cond.get("reason") == "DeadlineExceeded"
+        for cond in (job.get("status") or {}).get("conditions") or []
+    )
+
+
+async def _last_wait(op: Operator, ns: str, name: str) -> str | None:
+    """What the build waited for when the operator last wrote the status (the Job's pods
+    are gone once its deadline passed; the handler's own copy may predate that write)."""
+    function = await op.api.get(op.cr_path(KIND, ns, name)) or {}
+    for cond in (function.get("status") or {}).get("conditions") or []:
+        message = str(cond.get("message", ""))
+        if cond.get("type") != "Built":
+            continue
+        if message.startswith("waiting"):
+            return message
+        if ": waiting" in message:  # already failed at its deadline (a handler's rerun)
+            return message[message.index(": waiting") + 2 :]
+    return None
+
+
+async def _failed_build(op: Operator, job: dict[str, Any], sha: str, ns: str, name: str) -> str:
+    """The message of a failed build: a missed deadline says so (and what it waited for),
+    anything else shows the log's failing lines."""
+    if _deadline_exceeded(job):
+        timeout = (job.get("spec") or {}).get("activeDeadlineSeconds", "?")  # when it started
+        waited = waiting_reason(await _job_pods(op, job)) or await _last_wait(op, ns, name)
+        return (
+            f"build of {sha[:12]} failed: it did not finish within {timeout} s"
+            f" (SLESS_KUBERNETES_BUILD_TIMEOUT_S){': ' + waited if waited else ''}"
+        )
+    return failure_message(sha, await build_log_tail(op, job))
+
+
+def failure_message(sha: str, log: str) -> str:
+    """``build of <sha12> failed:`` then the log's lines that say what failed, then its
+    last lines: plain text (no colour codes), the prefix first so that cutting a long
+    message short (which keeps the head) never loses it."""
+    lines = [line.rstrip() for line in plain(log).splitlines() if line.strip()]
+    failing = [line for line in lines if _FAILING.search(line)][-_FAILING_LINES:]
+    last = [line for line in lines[-_LAST_LINES:] if line not in failing]
+    body = failing + (["--- last lines:", *last] if last and failing else last)
+    return "\n".join([f"build of {sha[:12]} failed:", *body])
 
 
 def job_state(job: dict[str, Any]) -> str:
@@ -130,13 +200,20 @@ async def build_image(
             )
         return f"{image_repository(k, ns, name)}@{digest}"
     if job is not None and state == "failed":
-        tail = await build_log_tail(op, job)
-        message = f"build of {sha[:12]} failed:\n{tail}"
-        conditions = condition(status.get("conditions") or [], "Built", False, "BuildFailed", tail)
+        message = await _failed_build(op, job, sha, ns, name)
+        conditions = condition(
+            status.get("conditions") or [], "Built", False, "BuildFailed", message[:2000]
+        )
         status["conditions"] = conditions
         await fail(op, ns, name, status, "BuildFailed", message, observed_sha256=sha)
         raise kopf.PermanentError(f"build of {sha[:12]} failed")
-    conditions = condition(status.get("conditions") or [], "Built", False, "Building", sha)
+    pods = await _job_pods(op, job) if job is not None else []
+    # no pod (the Job controller removed it at the deadline): keep what it waited for
+    waiting = waiting_reason(pods) if pods else await _last_wait(op, ns, name)
+    reason = "Unschedulable" if waiting and waiting.startswith("waiting for a node") else "Building"
+    conditions = condition(
+        status.get("conditions") or [], "Built", False, reason, waiting[:2000] if waiting else sha
+    )
     conditions = condition(conditions, "Ready", False, "Building")
     await op.patch_status(
         KIND,
@@ -145,7 +222,9 @@ async def build_image(
         status,
         {
             "phase": Phase.BUILDING.value,
-            "message": f"building {sha[:12]}",
+            "message": f"building {sha[:12]}: {waiting[:2000]}"
+            if waiting
+            else f"building {sha[:12]}",
             "observed_sha256": sha,
             "conditions": conditions,
         },

@@ -132,8 +132,14 @@ def _kaniko(
         ],
         "env": _build_env(settings, s3),
         "resources": {
-            "requests": {"cpu": "500m", "memory": "1Gi"},
-            "limits": {"cpu": "2", "memory": "4Gi"},
+            "requests": {
+                "cpu": f"{settings.build_cpu_millis}m",
+                "memory": f"{settings.build_memory_mb}Mi",
+            },
+            "limits": {
+                "cpu": f"{max(settings.build_cpu_limit_millis, settings.build_cpu_millis)}m",
+                "memory": f"{max(settings.build_memory_limit_mb, settings.build_memory_mb)}Mi",
+            },
         },
         "securityContext": {"allowPrivilegeEscalation": False, "privileged": False},
         "volumeMounts": [{"name": "registry", "mountPath": "/kaniko/.docker", "readOnly": True}],

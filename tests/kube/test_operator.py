@@ -619,11 +619,18 @@ def test_failed_build_is_failed_with_log_tail_and_not_retried(
     wait_for(
         "build job", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_name, BUILDS))
     )
-    kube.finish_job(BUILDS, job_name, "error building image: pip failed", succeeded=False)
+    # kaniko's coloured log, long enough that cutting it short would lose its head
+    steps = "".join(f"\x1b[36mINFO\x1b[0m[0001] step {i}: copying files\n" for i in range(60))
+    failing = "\x1b[31mERRO\x1b[0m[0003] error building image: pip failed\n"
+    kube.finish_job(BUILDS, job_name, steps + failing + "exit status 1\n", succeeded=False)
     status = kube.wait_phase("functions", ns, name, "Failed")
-    # no kubelet serves logs here: the termination message stands in, and says so otherwise
-    assert "build of" in status["message"]
-    assert "pip failed" in status["message"] or "build log unavailable" in status["message"]
+    # no kubelet serves logs here: the termination message stands in
+    assert status["message"].startswith(f"build of {code['sha256'][:12]} failed:\n")
+    assert "error building image: pip failed" in status["message"]
+    assert "\x1b" not in status["message"]
+    built = {c["type"]: c for c in status["conditions"]}["Built"]
+    assert "\x1b" not in built["message"]
+    assert "pip failed" in built["message"]
     assert {c["type"]: c["reason"] for c in status["conditions"]}["Built"] == "BuildFailed"
     assert missing(lambda: kube.apps.read_namespaced_deployment(f"fn-{name}", ns))
     time.sleep(3)  # several retry delays: still exactly the one failed Job
@@ -631,6 +638,65 @@ def test_failed_build_is_failed_with_log_tail_and_not_retried(
         BUILDS, label_selector=f"sless.kube5s.ru/function={name},sless.kube5s.ru/namespace={ns}"
     ).items
     assert [j.metadata.name for j in jobs] == [job_name]
+
+
+def test_an_unschedulable_build_says_why_and_fails_at_its_deadline(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    ns, name = tenant, "nocpu"
+    k = op_settings.kubernetes
+    saved = k.build_timeout_s, k.build_cpu_millis
+    k.build_timeout_s, k.build_cpu_millis = 10, 300
+    try:
+        code = upload(s3, op_settings, {**HANDLER, "z.txt": name})
+        body = FunctionSpec.model_validate({"code": code}).model_dump(mode="json")
+        kube.create("functions", ns, name, body)
+        job_name = labels.build_job_name(ns, name, code["sha256"])
+        pod = wait_for(
+            f"pod of {job_name}",
+            lambda: (
+                kube.core.list_namespaced_pod(BUILDS, label_selector=f"job-name={job_name}").items
+            ),
+        )[0]
+    finally:
+        k.build_timeout_s, k.build_cpu_millis = saved
+    [kaniko] = pod.spec.containers
+    assert kaniko.resources.requests["cpu"] == "300m"  # the configured request
+    # play the scheduler: what kube-scheduler writes on a node without room
+    reason = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available."
+    kube.core.patch_namespaced_pod_status(
+        pod.metadata.name,
+        BUILDS,
+        {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": reason,
+                    }
+                ]
+            }
+        },
+    )
+    waiting = wait_for(
+        "the scheduler's reason in the status",
+        lambda: (
+            "waiting for a node" in (s := kube.status("functions", ns, name)).get("message", "")
+            and s
+        ),
+    )
+    assert waiting["phase"] == "Building"
+    assert waiting["message"] == f"building {code['sha256'][:12]}: waiting for a node: {reason}"
+    built = {c["type"]: c for c in waiting["conditions"]}["Built"]
+    assert built["reason"] == "Unschedulable"
+    # the Job controller fails the Job at its deadline; the status says so, and what it waited for
+    failed = kube.wait_phase("functions", ns, name, "Failed", timeout=90)
+    assert failed["message"].startswith(
+        f"build of {code['sha256'][:12]} failed: it did not finish within 10 s"
+    )
+    assert f"waiting for a node: {reason}" in failed["message"]
 
 
 def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(

@@ -47,6 +47,7 @@ from tests.node.stack import INVOKER_IMAGE, KANIKO_IMAGE, deploy, s3_server
 from tests.node.support import NODE_IP, REGISTRY, ROOT, Node, wait_for
 
 SYSTEM = "sless-system"
+PUBLIC_URL = "http://sless-gateway.sless-system.svc:8080"
 HELLO = {
     "handler.py": (
         "import os\ndef handle(event, context):\n    return {'release': os.uname().release}\n"
@@ -128,71 +129,82 @@ def _secret(name: str, namespace: str, data: dict[str, str], kind: str = "Opaque
     }
 
 
-def _overlay(tmp: Path, image: str, db_url: str, s3_endpoint: str, bucket: str) -> Path:
-    """What a provider writes: the image, its settings, its Secrets, its egress."""
+def _api_endpoint(api: Any) -> tuple[str, int]:
+    """Where the kubernetes Service forwards to (what a NetworkPolicy sees)."""
+    endpoints = client.CoreV1Api(api).read_namespaced_endpoints("kubernetes", "default")
+    [subset] = endpoints.subsets
+    return subset.addresses[0].ip, subset.ports[0].port
+
+
+def _overlay(
+    tmp: Path, api: Any, image: str, db: tuple[str, int, str], s3_endpoint: str, bucket: str
+) -> Path:
+    """The documented overlay (overlays/example), filled in as a provider does: every value
+    marked CHANGE, nothing added but the Secrets docs/kubernetes.md creates with kubectl."""
+    example = ROOT / "overlays" / "example"
+    (tmp / "secrets").mkdir(parents=True)
     name, _, digest = image.partition("@")
+    kustomization = yaml.safe_load((example / "kustomization.yaml").read_text())
+    kustomization["resources"] = [
+        os.path.relpath(ROOT / "deploy", tmp) if r == "../../deploy" else r
+        for r in kustomization["resources"]
+    ] + ["provider.yaml"]
+    kustomization["images"] = [
+        {"name": "sless", "newName": name.rpartition(":")[0], "digest": digest}
+    ]
+    (tmp / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+
+    settings = yaml.safe_load((example / "settings.yaml").read_text())
+    assert "SLESS_GATEWAY_PUBLIC_URL" in settings["data"]
+    settings["data"].update(
+        {
+            "SLESS_GATEWAY_PUBLIC_URL": PUBLIC_URL,
+            "SLESS_S3_BUCKET": bucket,
+            "SLESS_S3_ENDPOINT_URL": s3_endpoint,
+            "SLESS_KUBERNETES_REGISTRY": f"{REGISTRY}/sless",
+            "SLESS_KUBERNETES_REGISTRY_INSECURE": "true",
+            "SLESS_KUBERNETES_KANIKO_IMAGE": KANIKO_IMAGE,
+            "SLESS_KUBERNETES_INVOKER_IMAGE": INVOKER_IMAGE,
+            "SLESS_KUBERNETES_RUNTIME_IMAGES": json.dumps(
+                {rt: f"{REGISTRY}/sless/runtime-{rt}:0.1.0" for rt in ("python3.11", "nodejs20")}
+            ),
+            "SLESS_KUBERNETES_API_SERVER_CIDRS": json.dumps([f"{NODE_IP}/32"]),
+            "SLESS_KUBERNETES_OPERATOR_PEERING_LIFETIME_S": "15",
+        }
+    )
+    (tmp / "settings.yaml").write_text(yaml.safe_dump(settings))
+
+    # the egress of this cluster: the API server, PostgreSQL and S3 all at the node address
+    api_ip, api_port = _api_endpoint(api)
+    s3_host = httpx.URL(s3_endpoint)
+    policy = yaml.safe_load((example / "cluster.yaml").read_text())
+    policy["spec"]["egress"] = [
+        {"to": [{"ipBlock": {"cidr": f"{ip}/32"}}], "ports": [{"protocol": "TCP", "port": port}]}
+        for ip, port in ((api_ip, api_port), db[:2], (s3_host.host, s3_host.port))
+    ]
+    (tmp / "cluster.yaml").write_text(yaml.safe_dump(policy))
+
+    db_url = f"postgresql://postgres@{db[0]}:{db[1]}/{db[2]}"
+    for file, values in {
+        "database.env": {"url": db_url},
+        "s3.env": {"access_key_id": "test", "secret_access_key": "test"},
+        "build-s3.env": {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
+    }.items():
+        assert (example / "secrets" / file).exists()
+        (tmp / "secrets" / file).write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+
     keys = "k1:" + base64.b64encode(os.urandom(32)).decode()
-    settings = {
-        "SLESS_S3_BUCKET": bucket,
-        "SLESS_S3_ENDPOINT_URL": s3_endpoint,
-        "SLESS_KUBERNETES_REGISTRY": f"{REGISTRY}/sless",
-        "SLESS_KUBERNETES_REGISTRY_INSECURE": "true",
-        "SLESS_KUBERNETES_KANIKO_IMAGE": KANIKO_IMAGE,
-        "SLESS_KUBERNETES_INVOKER_IMAGE": INVOKER_IMAGE,
-        "SLESS_KUBERNETES_RUNTIME_IMAGES": json.dumps(
-            {rt: f"{REGISTRY}/sless/runtime-{rt}:0.1.0" for rt in ("python3.11", "nodejs20")}
-        ),
-        "SLESS_KUBERNETES_API_SERVER_CIDRS": json.dumps([f"{NODE_IP}/32"]),
-        "SLESS_KUBERNETES_OPERATOR_PEERING_LIFETIME_S": "15",
-    }
-    docs = [
-        _secret("sless-database", SYSTEM, {"url": db_url}),
+    docs = [  # what docs/kubernetes.md creates with kubectl create secret
         _secret("sless-admin", SYSTEM, {"token": ADMIN_TOKEN}),
         _secret("sless-secrets", SYSTEM, {"keys": keys}),
-        _secret("sless-s3", SYSTEM, {"access_key_id": "test", "secret_access_key": "test"}),
-        _secret(
-            "sless-build-s3",
-            "sless-builds",
-            {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"},
-        ),
         _secret(
             "sless-registry",
             "sless-builds",
             {".dockerconfigjson": json.dumps({"auths": {}})},
             "kubernetes.io/dockerconfigjson",
         ),
-        {
-            # here the API server, PostgreSQL and S3 all live at the node address
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": "test-platform-egress-node", "namespace": SYSTEM},
-            "spec": {
-                "podSelector": {},
-                "policyTypes": ["Egress"],
-                "egress": [{"to": [{"ipBlock": {"cidr": f"{NODE_IP}/32"}}]}],
-            },
-        },
     ]
     (tmp / "provider.yaml").write_text(yaml.safe_dump_all(docs))
-    kustomization = {
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "resources": [os.path.relpath(ROOT / "deploy", tmp), "provider.yaml"],
-        "images": [{"name": "sless", "newName": name.rpartition(":")[0], "digest": digest}],
-        "patches": [
-            {
-                "patch": yaml.safe_dump(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "ConfigMap",
-                        "metadata": {"name": "sless-config", "namespace": SYSTEM},
-                        "data": settings,
-                    }
-                )
-            }
-        ],
-    }
-    (tmp / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     return tmp
 
 
@@ -302,10 +314,8 @@ def test_the_platform_installs_from_deploy_and_the_operator_fails_over(
         aws_secret_access_key="test",
     ).create_bucket(Bucket=bucket)
     overlay = tmp_path / "overlay"
-    overlay.mkdir()
     with tcp_relay(unix_socket) as pg_port:
-        db_url = f"postgresql://postgres@{NODE_IP}:{pg_port}/{database}"
-        _overlay(overlay, image, db_url, s3_endpoint, bucket)
+        _overlay(overlay, api, image, (NODE_IP, pg_port, database), s3_endpoint, bucket)
         # server-side: the CRDs and namespaces the other modules' stacks made stay as they are
         _kubectl(node, "apply", "-k", str(overlay), "--server-side", "--force-conflicts")
         try:
@@ -400,6 +410,9 @@ def _a_function_through_the_installed_platform(gateway_url: str, tenant: str, to
     ) as acme:
         wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
         deploy(acme, ns, "hello", "python3.11", HELLO)
+        # tenants are shown the install's public URL (the overlay's), not the bind address
+        shown = acme.get(f"/v1/namespaces/{ns}/functions/hello").json()["url"]
+        assert shown == f"{PUBLIC_URL}/fn/{ns}/hello", shown
         answer = wait_for("hello's answer", lambda: call_at(gateway_url, ns, "hello"), every_s=1)
         assert answer.status_code == 200, answer.text
         assert answer.json()["release"].endswith("-gvisor"), answer.json()

@@ -145,11 +145,38 @@ node_packages() {
         die "apt-get install ${missing[*]} failed"
 }
 
+# Everything the node's build and start need that a build cannot make, checked (or
+# installed) before anything is built: a missing tool fails in seconds, not after the
+# control plane's 11-minute build.
+node_preflight() {
+    [[ $(id -u) == 0 ]] || die "a node needs root (network namespaces, mounts, cgroups)"
+    local tool
+    for tool in ip nsenter mount umount openssl curl sysctl flock; do
+        command -v "$tool" >/dev/null || die "a node needs $tool on PATH"
+    done
+    [[ -d /sys/fs/cgroup ]] || die "a node needs /sys/fs/cgroup"
+    node_packages
+}
+
+# One node per machine: two would share the kubepods cgroups, the host sysctls and the
+# CNI state (/var/lib/cni). A node's network namespace is sless-node-<id>; any other one
+# that exists is a node that is running (or was not stopped) and is refused, by name.
+node_refuse_second() {
+    local ns other dir
+    for ns in /run/netns/sless-node-*; do
+        [[ -e $ns ]] || continue
+        other=${ns##*/}
+        [[ $other == "$NETNS" ]] && continue
+        dir=$(cat "/run/$other/dir" 2>/dev/null || echo "unknown")
+        die "another node is running on this machine (network namespace $other, directory $dir): two nodes would share the kubepods cgroups, host sysctls and CNI state; stop it first (scripts/kube-testenv stop $dir)" 4
+    done
+}
+
 node_build() {
     local gover name pkg cgo tags
     GO=$(find_go); gover=$("$GO" env GOVERSION)
     mkdir -p "$BIN/cni"
-    node_packages
+    node_preflight
     for name in $(node_k8s_binaries); do
         node_build_one "$name" "$(stamp_for "$name" "$gover")" node_k8s_build "$name"
     done
@@ -291,51 +318,14 @@ platform_image() { echo "$NODE_IP:$REGISTRY_PORT/sless/platform:dev"; }
 # locked dependencies (uv, for CPython 3.11 on bookworm, the image's own glibc). uv runs
 # --offline: the node's netns has no way out; scripts/setup filled uv's cache with all of
 # it (sless's environment, semgrep's tool environment). Prints REF@DIGEST.
-node_push_platform() {
-    local B=$BIN/images I=$DIR/images/platform uv semgrep_version S
-    uv=$(command -v uv || echo "$HOME/.local/bin/uv")
-    [[ -x $uv ]] || die "uv is required to build the platform image (scripts/setup installs it)"
-    local offline="not in uv's cache (the node's netns has no way out): run scripts/setup first"
-    semgrep_version=$(sed -n 's/^SEMGREP_VERSION=//p' "$ROOT/scripts/setup")
-    S=$DIR/images/semgrep-$semgrep_version
-    if [[ ! -f $S/layer.tar ]]; then
-        rm -rf "$S"; mkdir -p "$S"
-        "$uv" pip install --offline -q --target "$S/opt" --python-version 3.11 --python-platform x86_64-manylinux_2_36 \
-            "semgrep==$semgrep_version" >&2 || die "installing semgrep $semgrep_version failed: $offline"
-        rm -rf "$S/opt/bin"
-        # semgrep's own console entry points (`python -m semgrep` is refused, exit 2); the
-        # first runs semgrep-core, which runs `pysemgrep` from PATH and wants a CA bundle
-        # (the machine's, as in the kaniko image)
-        local entry
-        for entry in semgrep:entrypoint pysemgrep:pysemgrep; do
-            printf '%s\n' '#!/usr/bin/python3' 'import sys' 'sys.path.insert(0, "/opt/semgrep")' \
-                "from semgrep.console_scripts.${entry#*:} import main" 'sys.exit(main())' > "$S/${entry%%:*}"
-        done
-        python3 "$MODDIR/oci.py" layer --out "$S/layer.tar.tmp" --tree "$S/opt:/opt/semgrep" \
-            --file "$S/semgrep:/usr/local/bin/semgrep:0755" --file "$S/pysemgrep:/usr/local/bin/pysemgrep:0755" \
-            --file "/etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:0644"
-        mv "$S/layer.tar.tmp" "$S/layer.tar"
-    fi
-    rm -rf "$I"; mkdir -p "$I"
-    # the locked environment (uv.lock's wheels, by their URLs: no index page needed, so the
-    # wheels `uv sync` put in uv's cache are enough) in a venv of a CPython 3.11 (the
-    # image's version; the same wheels), sless itself not editable; its site-packages is
-    # the image's /opt/sless
-    (cd "$ROOT" && UV_PROJECT_ENVIRONMENT="$I/venv" "$uv" sync --offline --frozen --no-dev --no-editable \
-        --python 3.11 -q) >&2 || die "installing the platform's locked environment failed: $offline"
-    mv "$I/venv/lib/python3.11/site-packages" "$I/site"
-    rm -rf "$I/venv"
-    printf '#!/bin/sh\nexec python3 -m sless.cli "$@"\n' > "$I/sless"
-    python3 "$MODDIR/oci.py" layer --out "$I/site.tar" --tree "$I/site:/opt/sless" \
-        --file "$I/sless:/usr/local/bin/sless:0755" --dir /var/lib/sless
-    printf '%s\n' '{"Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "PYTHONPATH=/opt/sless",
-        "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1", "SLESS_DATA_DIR=/var/lib/sless",
-        "HOME=/tmp"],
-        "User": "65532:65532", "WorkingDir": "/", "ExposedPorts": {"8080/tcp": {}},
-        "Entrypoint": ["sless"]}' > "$I/config.json"
-    in_ns python3 "$MODDIR/oci.py" push-layers --layer "$B/python3.11-rootfs.tar" --layer "$S/layer.tar" \
-        --layer "$I/site.tar" \
-        --config "$I/config.json" --ref "$(platform_image)"
+node_push_platform() {  # the documented build (scripts/image), pushed by crane inside the netns
+    local out=$DIR/images/platform
+    # uv's cache already holds uv.lock's wheels (scripts/setup); the SBOM when syft is built
+    local sbom=(--no-sbom)
+    [[ -x ${XDG_CACHE_HOME:-$HOME/.cache}/sless/image/bin/syft-$(sed -n 's/^SYFT_VERSION=//p' "$ROOT/scripts/image") ]] && sbom=()
+    UV_OFFLINE=1 "$ROOT/scripts/image" --out "$out" "${sbom[@]}" >&2 ||
+        die "building the platform image failed (scripts/image; uv's cache needs uv.lock's wheels: run scripts/setup)"
+    in_ns "$ROOT/scripts/image" --out "$out" --no-build --insecure --push "$(platform_image)"
 }
 
 cmd_push_platform() {
@@ -365,6 +355,7 @@ node_netns_up() {
         log "creating network namespace $NETNS"
         ip netns add "$NETNS"
     fi
+    mkdir -p "$NODE_RUN"; printf '%s\n' "$DIR" > "$NODE_RUN/dir"  # named by a second node's refusal
     in_ns ip link set lo up
     # The node address lives on the namespace's loopback device (this kernel has no dummy
     # links). No default route: a packet to any other address is unroutable here.

@@ -6,6 +6,7 @@ node's network namespace). Standard library only: it runs with the machine's pyt
     oci.py push-binary --binary PATH --entrypoint /pause --ref HOST:PORT/REPO:TAG
     oci.py push-layers --layer ROOTFS.tar [--layer MORE.tar ...] --config CONFIG.json --ref REF
     oci.py layer --out LAYER.tar [--file SRC:DEST:MODE ...] [--dir DEST ...] [--tree SRC:DEST ...]
+    oci.py layout --layer L.tar ... --config CONFIG.json --out DIR   an OCI layout; its digest
     oci.py digest --ref REF            print the manifest digest of a pushed tag
     oci.py compress LAYER.tar ...       gzip layers now (the build does, for the root filesystems)
 
@@ -56,18 +57,19 @@ def compressed(tar_path: Path) -> tuple[Path, str, str]:
     gz = tar_path.with_name(tar_path.name + ".gz")
     meta = tar_path.with_name(tar_path.name + ".meta")
     stat = tar_path.stat()
-    key = f"{stat.st_size}:{stat.st_mtime_ns}"
+    key = f"v2:{stat.st_size}:{stat.st_mtime_ns}"  # v2: no file name in the gzip header
     if gz.exists() and meta.exists():
         cached = json.loads(meta.read_text())
         if cached.get("key") == key:
             return gz, cached["digest"], cached["diff_id"]
     diff = hashlib.sha256()
     tmp = gz.with_name(f"{gz.name}.tmp.{os.getpid()}")
-    # mtime=0: the same tar always gives the same blob
+    # mtime=0 and no file name (else the temporary name's pid): the same tar always
+    # gives the same blob
     with (
         tar_path.open("rb") as src,
         tmp.open("wb") as raw,
-        gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out,
+        gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out,
     ):
         while chunk := src.read(1 << 20):
             diff.update(chunk)
@@ -159,13 +161,13 @@ class Registry:
         return headers.get("docker-content-digest") or "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-def push_image(ref: str, layers: list[Path], config: dict) -> str:
-    host, repo, tag = parse_ref(ref)
-    registry = Registry(host)
-    descriptors, diff_ids = [], []
+def image_blobs(layers: list[Path], config: dict) -> tuple[list[Path], bytes, bytes]:
+    """(compressed layers, config, manifest) of an image: fixed times, sorted keys, so the
+    same layers and config always give the same manifest digest."""
+    gzs, descriptors, diff_ids = [], [], []
     for tar_path in layers:
         gz, digest, diff_id = compressed(tar_path)
-        registry.push_blob(repo, digest, path=gz)
+        gzs.append(gz)
         descriptors.append({"mediaType": LAYER, "digest": digest, "size": gz.stat().st_size})
         diff_ids.append(diff_id)
     image_config = {
@@ -179,7 +181,6 @@ def push_image(ref: str, layers: list[Path], config: dict) -> str:
     }
     config_bytes = json.dumps(image_config, sort_keys=True, separators=(",", ":")).encode()
     config_digest = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
-    registry.push_blob(repo, config_digest, data=config_bytes)
     manifest = {
         "schemaVersion": 2,
         "mediaType": MANIFEST,
@@ -187,7 +188,50 @@ def push_image(ref: str, layers: list[Path], config: dict) -> str:
         "layers": descriptors,
     }
     manifest_bytes = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    return gzs, config_bytes, manifest_bytes
+
+
+def push_image(ref: str, layers: list[Path], config: dict) -> str:
+    host, repo, tag = parse_ref(ref)
+    registry = Registry(host)
+    gzs, config_bytes, manifest_bytes = image_blobs(layers, config)
+    for gz in gzs:
+        registry.push_blob(repo, _sha256_file(gz), path=gz)
+    config_digest = "sha256:" + hashlib.sha256(config_bytes).hexdigest()
+    registry.push_blob(repo, config_digest, data=config_bytes)
     return f"{host}/{repo}:{tag}@{registry.put_manifest(repo, tag, manifest_bytes)}"
+
+
+def write_layout(out: Path, layers: list[Path], config: dict, ref_name: str) -> str:
+    """An OCI image layout (oci-layout, index.json, blobs/sha256/) at ``out``; the
+    manifest's digest. crane pushes it (``crane push OUT REF``), syft reads it."""
+    gzs, config_bytes, manifest_bytes = image_blobs(layers, config)
+    blobs = out / "blobs" / "sha256"
+    blobs.mkdir(parents=True, exist_ok=True)
+    for gz in gzs:
+        target = blobs / _sha256_file(gz).removeprefix("sha256:")
+        if not target.exists():
+            tmp = target.with_name(target.name + ".tmp")
+            tmp.write_bytes(gz.read_bytes())
+            tmp.replace(target)
+    for data in (config_bytes, manifest_bytes):
+        (blobs / hashlib.sha256(data).hexdigest()).write_bytes(data)
+    digest = "sha256:" + hashlib.sha256(manifest_bytes).hexdigest()
+    (out / "oci-layout").write_text('{"imageLayoutVersion":"1.0.0"}')
+    index = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": MANIFEST,
+                "digest": digest,
+                "size": len(manifest_bytes),
+                "annotations": {"org.opencontainers.image.ref.name": ref_name},
+            }
+        ],
+    }
+    (out / "index.json").write_text(json.dumps(index, sort_keys=True, separators=(",", ":")))
+    return digest
 
 
 def binary_layer(binary: Path, name: str, workdir: Path) -> Path:
@@ -259,6 +303,11 @@ def main(argv: list[str]) -> int:
     ly.add_argument("--file", action="append", default=[])
     ly.add_argument("--dir", action="append", default=[])
     ly.add_argument("--tree", action="append", default=[])
+    lo = sub.add_parser("layout")
+    lo.add_argument("--layer", type=Path, action="append", required=True)
+    lo.add_argument("--config", type=Path, required=True, help="the image config's `config` object")
+    lo.add_argument("--out", type=Path, required=True)
+    lo.add_argument("--name", default="latest", help="the layout's ref name (a tag)")
     dg = sub.add_parser("digest")
     dg.add_argument("--ref", required=True)
     cp = sub.add_parser("compress")
@@ -277,6 +326,8 @@ def main(argv: list[str]) -> int:
     elif args.cmd == "compress":
         for layer in args.layers:
             compressed(layer)
+    elif args.cmd == "layout":
+        print(write_layout(args.out, args.layer, json.loads(args.config.read_text()), args.name))
     elif args.cmd == "push-layers":
         print(push_image(args.ref, args.layer, json.loads(args.config.read_text())))
     else:
