@@ -24,8 +24,8 @@ from sless.validation.static import scan_static
 
 __all__ = ["SPLITS", "SplitResult", "evaluate_split"]
 
-#: the splits under tests/validation/: tuned on, and held back
-SPLITS = ("corpus", "heldback")
+#: the splits under tests/validation/: tuned on, held back, and adversarial (issue 29)
+SPLITS = ("corpus", "heldback", "adversarial")
 _KINDS = ("malicious", "benign")
 
 
