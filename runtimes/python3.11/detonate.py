@@ -98,7 +98,7 @@ def _install_clock():
 
         @classmethod
         def utcnow(cls):
-            return _REAL_DATETIME.fromtimestamp(shifted_time(), datetime.timezone.utc).replace(
+            return _REAL_DATETIME.fromtimestamp(shifted_time(), datetime.UTC).replace(
                 tzinfo=None
             )
 
@@ -151,7 +151,7 @@ def _call(func, event, timeout):
                 import asyncio
 
                 asyncio.run(result)
-        except BaseException as e:  # noqa: BLE001 - the function's failures are its own
+        except BaseException as e:
             _emit("error", type=type(e).__name__)
 
     thread = threading.Thread(target=run, daemon=True)
@@ -184,7 +184,7 @@ def main():
     def load():
         try:
             holder["func"] = getattr(importlib.import_module(module_name), func_name)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             _emit("error", type=type(e).__name__, at="import")
 
     loader = threading.Thread(target=load, daemon=True)

@@ -127,7 +127,8 @@ def make_canaries(declared_secrets: tuple[str, ...] = ()) -> Canaries:
 
 def _file_content(path: str, token: str) -> str:
     if path == ".aws/credentials":
-        return f"[default]\naws_access_key_id = AKIA{token[:16].upper()}\naws_secret_access_key = {token}\n"
+        key_id = "AKIA" + token[:16].upper()
+        return f"[default]\naws_access_key_id = {key_id}\naws_secret_access_key = {token}\n"
     if path == ".npmrc":
         return f"//registry.npmjs.org/:_authToken=npm_{token}\n"
     if path == ".ssh/id_rsa":

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sless.models import FunctionSpec
 from sless.sandbox import (
     HostIds,
     HostLayout,
@@ -60,6 +62,10 @@ _RUNTIMES["nodejs20"] = "nodejs20"
 #: allocate Wasm memory". RLIMIT_AS bounds address space, not memory; see the blind spots
 #: in docs/VALIDATION.md for the detonation's lack of a memory cgroup.
 _LIMITS = {"python3.11": Limits(memory_mb=256), "nodejs20": Limits(memory_mb=12 * 1024)}
+_SINK = Path(__file__).with_name("sink.py")
+_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+#: where the sandbox may write without it being worth a look (its own tmpfs, /dev/null)
+_SCRATCH = ("/tmp/", "/dev/")  # noqa: S108
 _STARTUP_SUFFIXES = (".pth", "sitecustomize.py", "usercustomize.py", ".bashrc", ".profile")
 
 
@@ -70,6 +76,16 @@ class Detonation:
     egress: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     budget_s: float = 1.5
+
+    @classmethod
+    def from_spec(cls, spec: FunctionSpec) -> Detonation:
+        return cls(egress=tuple(spec.egress), secrets=tuple(s.env for s in spec.secrets))
+
+    @property
+    def key(self) -> str:
+        """What a cached report depends on besides the code: the declared egress and secrets."""
+        declared = json.dumps([sorted(self.egress), sorted(self.secrets)], separators=(",", ":"))
+        return hashlib.sha256(declared.encode()).hexdigest()[:16]
 
 
 def unavailable() -> str | None:
@@ -83,9 +99,7 @@ def unavailable() -> str | None:
     return None if ok else reason
 
 
-async def detonate(
-    directory: Path, runtime: str, entrypoint: str, plan: Detonation
-) -> StageResult:
+async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonation) -> StageResult:
     started = time.perf_counter()
     reason = unavailable()
     if reason is not None or runtime not in _RUNTIMES:
@@ -95,7 +109,8 @@ async def detonate(
     with tempfile.TemporaryDirectory(prefix="sless-detonate-") as tmp:
         work = Path(tmp)
         # the sandbox's uid reaches its public directory (the CA, resolv.conf) through here
-        work.chmod(0o711)
+        # traverse only (no listing): the work directory holds the sink key and record
+        os.chmod(work, 0o711)  # noqa: S103
         trace, record = await _run(work, directory, _RUNTIMES[runtime], entrypoint, plan, canaries)
     if "connections" not in record:
         return StageResult(
@@ -167,7 +182,7 @@ async def _run(
     out = work / "record.json"
     argv = [
         "unshare", "--net", "--mount", "--propagation", "private", "--",
-        sys.executable, "-I", str(Path(__file__).with_name("sink.py")), str(out), str(spec.socket_dir),
+        sys.executable, "-I", str(_SINK), str(out), str(spec.socket_dir),
         "--", "setpriv", f"--reuid={DETONATION_HOST_ID}", f"--regid={DETONATION_HOST_ID}",
         "--clear-groups", "--", command.argv[0], "--seccomp", str(seccomp_fd), *command.argv[1:],
     ]  # fmt: skip
@@ -176,8 +191,11 @@ async def _run(
             *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=None if os.environ.get("SLESS_DETONATE_DEBUG") else asyncio.subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SLESS_PASS_FDS": str(seccomp_fd)},
+            stderr=asyncio.subprocess.DEVNULL,
+            env={
+                "PATH": os.environ.get("PATH", _PATH),
+                "SLESS_PASS_FDS": str(seccomp_fd),
+            },
             pass_fds=(seccomp_fd,),
             start_new_session=True,
         )
@@ -233,7 +251,7 @@ def _finding(rule: str, message: str, severity: Verdict, evidence: str) -> Findi
         message=message,
         source="detonation",
         severity=severity,
-        evidence=evidence[:_EVIDENCE_BYTES * 2],
+        evidence=evidence[: _EVIDENCE_BYTES * 2],
     )
 
 
@@ -259,7 +277,7 @@ def _network_findings(
         data = base64.b64decode(conn.get("data") or "")
         declared = _declared(host, plan.egress)
         leaked = [o for o in canaries.found_in(data) if not (declared and o in own)]
-        where = f"{host}:{port}{' (TLS, SNI ' + str(conn.get('sni')) + ')' if conn.get('tls') else ''}"
+        where = f"{host}:{port}" + (f" (TLS, SNI {conn.get('sni')})" if conn.get("tls") else "")
         evidence = f"{where} received {data[:_EVIDENCE_BYTES]!r}"
         if leaked:
             findings.append(_finding(
@@ -277,7 +295,7 @@ def _network_findings(
 def _trace_findings(trace: list[dict[str, Any]]) -> list[Finding]:
     findings: list[Finding] = []
     for event in trace:
-        kind, evidence = event["kind"], json.dumps(event)[: _EVIDENCE_BYTES]
+        kind, evidence = event["kind"], json.dumps(event)[:_EVIDENCE_BYTES]
         path = str(event.get("path", ""))
         if kind == "process":
             findings.append(_finding(
@@ -291,7 +309,7 @@ def _trace_findings(trace: list[dict[str, Any]]) -> list[Finding]:
             findings.append(_finding(
                 "detonation-startup-file", f"the code wrote {path}", Verdict.REVIEW, evidence
             ))  # fmt: skip
-        elif kind == "file_write" and not path.startswith(("/tmp/", "/dev/")):
+        elif kind == "file_write" and not path.startswith(_SCRATCH):
             findings.append(_finding(
                 "detonation-write-outside-tmp", f"the code wrote {path}", Verdict.REVIEW, evidence
             ))  # fmt: skip

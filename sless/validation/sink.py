@@ -3,8 +3,9 @@
 Run as root inside a fresh network and mount namespace (``unshare --net --mount``, see
 ``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``. It
 
-- brings up ``lo`` and routes every IPv4 address to it, and an nftables rule that redirects every TCP connection not bound
-  for loopback to the sink's port and every UDP datagram to port 53 to the resolver;
+- brings up ``lo``, routes every IPv4 address to it, and adds an nftables rule that
+  redirects every TCP connection not bound for loopback to the sink's port and every UDP
+  datagram to port 53 to the resolver;
 - answers every DNS name with an address of its own (``10.x.y.z``, one per name), so a
   connection is traced back to the name it was made for, and records every name asked
   (DNS-name exfiltration included);

@@ -28,7 +28,7 @@ from sless.gateway.idempotency import REPLAYED_HEADER, check_key
 from sless.gateway.platform import Platform
 from sless.gateway.schema import ERRORS
 from sless.models import CodeRef, Function, Phase
-from sless.validation import Report, Verdict
+from sless.validation import Detonation, Report, Verdict
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
 
@@ -51,7 +51,10 @@ async def validate_upload(
     platform: Platform, function: Function, data: bytes, sha256: str
 ) -> Report:
     spec = function.spec
-    cache_key = f"{spec.runtime.value}:{spec.entrypoint}:{platform.validator.fingerprint}"
+    detonation = Detonation.from_spec(spec)
+    cache_key = (
+        f"{spec.runtime.value}:{spec.entrypoint}:{platform.validator.fingerprint}:{detonation.key}"
+    )
     cached = await platform.reports.get(sha256, cache_key)
     if cached is not None:
         report = Report.model_validate(cached)
@@ -65,6 +68,7 @@ async def validate_upload(
             sha256=sha256,
             runtime=spec.runtime.value,
             entrypoint=spec.entrypoint,
+            detonation=detonation,
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
