@@ -111,7 +111,8 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
         # the sandbox's uid reaches its public directory (the CA, resolv.conf) through here
         # traverse only (no listing): the work directory holds the sink key and record
         os.chmod(work, 0o711)  # noqa: S103
-        trace, record = await _run(work, directory, _RUNTIMES[runtime], entrypoint, plan, canaries)
+        code = await asyncio.to_thread(_private_copy, directory, work / "code")
+        trace, record = await _run(work, code, _RUNTIMES[runtime], entrypoint, plan, canaries)
     if "connections" not in record:
         return StageResult(
             name="detonation",
@@ -137,6 +138,17 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
         detail=f"{len(record.get('connections', []))} connections, {len(trace)} events",
         duration_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+def _private_copy(directory: Path, target: Path) -> Path:
+    """A copy of the upload that only the detonation uid can read: the extracted tree is the
+    gateway's own (0700), and bubblewrap opens the bind source as the detonation uid."""
+    shutil.copytree(directory, target, symlinks=True)
+    for root, dirs, files in os.walk(target):
+        for name in [*dirs, *files, ""]:
+            path = os.path.join(root, name) if name else root
+            os.lchown(path, DETONATION_HOST_ID, DETONATION_HOST_ID)
+    return target
 
 
 def _spec(
