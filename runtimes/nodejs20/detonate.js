@@ -6,8 +6,8 @@
 // (sless/validation/sink.py). It writes the canary credential files it is given under
 // $HOME, wraps child_process and fs (processes, credential reads, writes) and records them
 // as JSON lines on fd 1 (the function's console output goes to stderr), shifts the clock
-// (Date) and calls the handler with a GET, a JSON POST and a cron tick at now, the next
-// weekday, a month ahead and a year ahead, within DETONATION_BUDGET_S. The network itself
+// (Date, per call) and calls the handler with a GET, a JSON POST and a cron tick at now, the
+// next weekday, a month ahead and a year ahead, all twelve at once, within DETONATION_BUDGET_S. The network itself
 // is recorded by the sink, not here. The trace is evidence, not the last word: code that
 // runs can add fake lines (more findings) or break the hooks (the sink's record remains).
 
@@ -86,15 +86,18 @@ for (const name of ['openSync', 'open']) wrap(fs, name, onOpen);
 for (const name of ['readFile', 'open']) wrap(fs.promises, name, name === 'open' ? onOpen : onRead);
 for (const name of ['writeFile', 'appendFile']) wrap(fs.promises, name, onWrite);
 
-let offset = 0;
+// each call carries its own clock offset (AsyncLocalStorage), so that the calls run at once
+const { AsyncLocalStorage } = require('async_hooks');
+const clock = new AsyncLocalStorage();
+const shifted = () => realNow() + (clock.getStore() || 0);
 const RealDate = Date;
 class ShiftedDate extends RealDate {
   constructor(...args) {
-    if (args.length === 0) super(realNow() + offset);
+    if (args.length === 0) super(shifted());
     else super(...args);
   }
   static now() {
-    return realNow() + offset;
+    return shifted();
   }
 }
 globalThis.Date = ShiftedDate;
@@ -152,19 +155,16 @@ async function main() {
     emit('error', { type: String(e && e.name), at: 'import' });
   }
   if (func) {
+    const calls = [];
     for (const off of offsets()) {
-      offset = off;
       for (const event of events) {
-        const left = deadline - realNow();
-        if (left <= 0) break;
-        await within(Promise.resolve().then(() => func(event, context)).catch((e) => emit('error', { type: String(e && e.name) })), Math.min(left, 250));
+        calls.push(clock.run(off, () => Promise.resolve().then(() => func(event, context))
+          .catch((e) => emit('error', { type: String(e && e.name) }))));
       }
     }
+    await within(Promise.all(calls), deadline - realNow());
   }
   emit('done', { budget_left: (deadline - realNow()) / 1000 });
-  // connections still open get a moment to send what they were sending
-  setTimeout(() => process.exit(0), 100).unref();
-  await new Promise((resolve) => setTimeout(resolve, 100));
   process.exit(0);
 }
 

@@ -44,4 +44,4 @@ class ValidationSettings(BaseModel):
     #: (sless/validation/detonation.py); skipped, and said so, where the host cannot
     detonation_enabled: bool = True
     #: how long the detonation harness may run the function, imports included
-    detonation_budget_s: float = Field(default=1.5, gt=0, le=10)
+    detonation_budget_s: float = Field(default=1.0, gt=0, le=10)

@@ -75,7 +75,7 @@ class Detonation:
 
     egress: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
-    budget_s: float = 1.5
+    budget_s: float = 1.0
 
     @classmethod
     def from_spec(cls, spec: FunctionSpec) -> Detonation:
