@@ -1,10 +1,13 @@
-"""Recall and false-positive rate of static validation on the evaluation splits.
+"""Recall and false-positive rate of validation on the evaluation splits.
 
-    uv run python bench/evaluation.py                 # every split
+    uv run python bench/evaluation.py                 # every split, static stage only
     uv run python bench/evaluation.py heldback -v     # one split, with the misses listed
+    uv run python bench/evaluation.py --detonate      # static + detonation (needs root)
 
 Splits (``tests/validation/``): ``corpus`` (the tuned split: rules were written against
-it) and ``heldback`` (written before the behaviour rules and frozen; never tuned on).
+it), ``heldback`` (written before the behaviour rules and frozen; never tuned on) and
+``adversarial`` (issue 29: behaviour hidden from static reading, written before the
+detonation stage). With ``--detonate`` each sample also runs once, as its upload would.
 semgrep runs once over a whole split; findings are grouped per sample and each sample
 is scored on its own, as its upload would be (static stage + manifest checks).
 """
@@ -26,12 +29,17 @@ async def main() -> None:
     names = ", ".join(SPLITS)
     parser.add_argument("splits", nargs="*", help=f"any of: {names} (default: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list misses and FPs")
+    parser.add_argument(
+        "--detonate", action="store_true", help="also run each sample once (needs root)"
+    )
     args = parser.parse_args()
     unknown = set(args.splits) - set(SPLITS)
     if unknown:
         parser.error(f"unknown split(s): {', '.join(sorted(unknown))}")
     for split in args.splits or SPLITS:
-        result = await evaluate_split(ROOT / split, ValidationSettings(semgrep_timeout_s=300))
+        result = await evaluate_split(
+            ROOT / split, ValidationSettings(semgrep_timeout_s=300), detonation=args.detonate
+        )
         print(
             f"{split:9} malicious {result.malicious:4}  recall {result.recall:.3f}"
             f"  (reject {result.rejected}, review {result.reviewed})   benign {result.benign:4}"

@@ -16,6 +16,7 @@ semgrep starts over the same files (the baseline).
     uv run python bench/validation.py            # every corpus sample
     uv run python bench/validation.py --quick    # every 4th sample
     uv run python bench/validation.py --no-corpus   # timings only
+    uv run python bench/validation.py --whole --runs 20   # whole validations, detonation in
 """
 
 from __future__ import annotations
@@ -182,6 +183,46 @@ async def _pipeline_run(uploads: int) -> tuple[float, float, float]:
     return statistics.median(fresh), statistics.median(again), statistics.median(start)
 
 
+_SLEEPER = "import time\n\n\ndef handle(event, context):\n    time.sleep(30)\n"
+
+
+async def _whole_validations(runs: int) -> None:
+    """p50/p99 of whole fresh validations (``Validator.validate_directory``: entrypoint,
+    static, manifests and the detonation; no LLM) of the 20-file upload and of a handler
+    that sleeps, and of the detonation stage alone in them (issue 29: p50 <= 0.5 s, and
+    <= 2 s for a sleeping handler)."""
+    from sless.config import LLMSettings
+    from sless.validation.pipeline import Validator
+
+    settings = ValidationSettings()
+    args = {"sha256": "0" * 64, "runtime": "python3.11", "entrypoint": "handler.handle"}
+    with tempfile.TemporaryDirectory() as tmp:
+        uploads = {"20-file upload": _twenty_file_upload(Path(tmp))}
+        sleeper = Path(tmp) / "sleeper"
+        sleeper.mkdir()
+        (sleeper / "handler.py").write_text(_SLEEPER)
+        uploads["sleeping handler"] = sleeper
+        for name, upload in uploads.items():
+            whole, stage = [], []
+            for _ in range(runs):
+                validator = Validator(settings, LLMSettings())
+                started = time.perf_counter()
+                report = await validator.validate_directory(upload, **args)
+                whole.append(time.perf_counter() - started)
+                detonation = next(s for s in report.stages if s.name == "detonation")
+                stage.append(detonation.duration_ms / 1000)
+            p50, p99 = statistics.median(whole), max(whole) if runs < 100 else _p99(whole)
+            print(
+                f"{name:18} whole validation p50 {p50:.3f}s p99 {p99:.3f}s;"
+                f" detonation p50 {statistics.median(stage):.3f}s"
+                f" ({runs} runs, verdict {report.verdict.value}, detonation {detonation.status})"
+            )
+
+
+def _p99(samples: list[float]) -> float:
+    return sorted(samples)[int(len(samples) * 0.99)]
+
+
 def rows(args: argparse.Namespace) -> list[Row]:
     fresh, again, start = [], [], []
     for run in range(args.runs):
@@ -237,7 +278,15 @@ async def main() -> None:
         action="store_true",
         help="time the 20-file upload only (recall: bench/evaluation.py)",
     )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="p50/p99 of whole fresh validations (with the detonation), then exit",
+    )
     args = parser.parse_args()
+    if args.whole:
+        await _whole_validations(args.runs)
+        return
     settings = ValidationSettings()
     binary = resolve_semgrep(settings)
     program = semgrep_program(settings)

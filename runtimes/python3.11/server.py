@@ -59,7 +59,7 @@ class _LoggingOnFirstUse(_OnFirstUse):
     debug or info record would be dropped (the root level is WARNING): those are dropped
     here without importing it."""
 
-    def getLogger(self, name: str | None = None) -> _LoggerOnFirstUse:  # noqa: N802
+    def getLogger(self, name: str | None = None) -> _LoggerOnFirstUse:
         return _LoggerOnFirstUse(name)
 
 
@@ -131,7 +131,7 @@ def _import_asyncio_lean() -> None:
     for name in stand_ins:
         sys.modules[name] = while_importing[name]  # type: ignore[assignment]
     try:
-        import asyncio  # noqa: F401
+        import asyncio
         import asyncio.sslproto  # noqa: F401
         import concurrent.futures  # noqa: F401
         import urllib.parse  # noqa: F401
@@ -299,7 +299,7 @@ def load_handler(config: Config) -> Any:
         raise LoadError(f"handler file '{candidates[0]}' not found in the code directory")
     try:
         module = importlib.import_module(module_name)
-    except BaseException as exc:  # noqa: BLE001 - anything at import time is a load error
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise LoadError(f"cannot import '{module_name}': {_describe(exc, config)}") from None
@@ -347,7 +347,7 @@ async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
         return None
     except asyncio.LimitOverrunError:
         raise BadRequest(431, "headers_too_large", "request head too large") from None
-    except (asyncio.TimeoutError, ConnectionError):
+    except (TimeoutError, ConnectionError):
         return None
     lines = head[:-4].decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
@@ -594,7 +594,7 @@ class Server:
                     if is_awaitable(result):
                         result = await result
                 status, headers, body = make_response(result)
-            except Exception as exc:  # noqa: BLE001 - any handler failure is a 500
+            except Exception as exc:
                 log_exception(invocation_id, exc)
                 return (
                     500,

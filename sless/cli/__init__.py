@@ -255,15 +255,26 @@ def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--runtime", "-r", type=click.Choice(["python3.11", "nodejs20"]), required=True)
 @click.option("--entrypoint", default="handler.handle", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
-def validate(path: Path, runtime: str, entrypoint: str, as_json: bool) -> None:
+@click.option(
+    "--spec",
+    "spec_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="the function's spec as JSON (its egress and secrets tell the detonation what the"
+    " code may do; without it, any network use is held for review)",
+)
+@click.option("--json", "as_json", is_flag=True, help="print the report (with evidence) as JSON")
+def validate(
+    path: Path, runtime: str, entrypoint: str, spec_file: Path | None, as_json: bool
+) -> None:
     """Run the upload validation on a directory or zip.
 
     Exit status: 0 allow, 1 review, 2 reject.
     """
     from sless.cli.validating import validate_path
 
-    report = validate_path(load_settings(), path, runtime=runtime, entrypoint=entrypoint)
+    report = validate_path(
+        load_settings(), path, runtime=runtime, entrypoint=entrypoint, spec_file=spec_file
+    )
     if as_json:
         _print_json(report.model_dump(mode="json"))
     else:

@@ -79,6 +79,8 @@ def print_report(report: dict[str, Any]) -> None:
             + (f" ({where})" if where else ""),
             err=True,
         )
+        if finding.get("evidence"):
+            click.echo(f"      evidence: {finding['evidence']}", err=True)
 
 
 @click.command()

@@ -40,3 +40,8 @@ class ValidationSettings(BaseModel):
     semgrep_resident: bool = True
     #: skip semgrep entirely (development only; the report says it did not run)
     static_enabled: bool = True
+    #: run every upload once with canary secrets on a recording network
+    #: (sless/validation/detonation.py); skipped, and said so, where the host cannot
+    detonation_enabled: bool = True
+    #: how long the detonation harness may run the function, imports included
+    detonation_budget_s: float = Field(default=1.0, gt=0, le=10)

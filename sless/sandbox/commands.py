@@ -255,18 +255,20 @@ def prlimit_args(spec: SandboxSpec, prlimit: Path) -> list[str]:
     return args
 
 
-def runtime_args(spec: SandboxSpec, host: HostLayout, server_dir: str, *, check: bool) -> list[str]:
+def runtime_args(
+    spec: SandboxSpec, host: HostLayout, server_dir: str, *, check: bool, script: str = "server"
+) -> list[str]:
     if spec.runtime == "nodejs20":
         argv = [
             str(host.node),
             f"--max-old-space-size={spec.limits.memory_mb}",
-            f"{server_dir}/server.js",
+            f"{server_dir}/{script}.js",
         ]
     else:
         # -I: ignore PYTHON* variables and the user site; -S: none of the host interpreter's
         # site-packages (the function sees the stdlib, its code and its deps, nothing else)
         argv = [str(host.python_prefix / "bin" / "python3.11"), "-I", "-S", "-u", "-B"]
-        argv.append(f"{server_dir}/server.py")
+        argv.append(f"{server_dir}/{script}.py")
     if check:
         argv.append("--check")
     elif spec.prestarted:
@@ -282,8 +284,10 @@ def build_command(
     unsafe_no_sandbox: bool,
     host: HostLayout,
     check: bool = False,
+    script: str = "server",
 ) -> LaunchCommand:
-    """The command that runs ``spec``'s runtime server (or its ``--check``)."""
+    """The command that runs ``spec``'s runtime server (or its ``--check``); ``script``
+    names another program of the runtime's directory (the upload detonation harness)."""
     server_dir = runtimes_dir / spec.runtime
     if unsafe_no_sandbox:
         env = worker_env(
@@ -308,7 +312,7 @@ def build_command(
     argv = [bwrap, *_namespace_args(spec, env), *_filesystem_args(spec, host, server_dir)]
     argv += ["--"]
     argv += prlimit_args(spec, host.prlimit)
-    argv += runtime_args(spec, host, RUNTIME_MOUNT, check=check)
+    argv += runtime_args(spec, host, RUNTIME_MOUNT, check=check, script=script)
     return LaunchCommand(argv=tuple(argv), env={})
 
 

@@ -12,11 +12,13 @@ rejected; a benign one is a false positive when it is either.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sless.config import ValidationSettings
+from sless.validation.detonation import Detonation, detonate
 from sless.validation.manifests import check_manifests
 from sless.validation.report import Finding, Verdict, strictest
 from sless.validation.scoring import score
@@ -24,9 +26,10 @@ from sless.validation.static import scan_static
 
 __all__ = ["SPLITS", "SplitResult", "evaluate_split"]
 
-#: the splits under tests/validation/: tuned on, and held back
-SPLITS = ("corpus", "heldback")
+#: the splits under tests/validation/: tuned on, held back, and adversarial (issue 29)
+SPLITS = ("corpus", "heldback", "adversarial")
 _KINDS = ("malicious", "benign")
+_RUNTIMES = {"python": "python3.11", "node": "nodejs20"}
 
 
 @dataclass
@@ -72,11 +75,29 @@ class SplitResult:
         return len(self.flagged) / max(1, self.benign)
 
 
+async def _detonate(sample: Path, settings: ValidationSettings) -> list[Finding]:
+    meta = json.loads((sample / "meta.json").read_text())
+    runtime = _RUNTIMES[meta["runtime"]]
+    plan = Detonation(
+        egress=tuple(meta.get("egress", ())),
+        secrets=tuple(meta.get("secrets", ())),
+        budget_s=settings.detonation_budget_s,
+    )
+    stage = await detonate(sample, runtime, meta.get("entrypoint", "handler.handle"), plan)
+    if stage.status == "skipped":
+        raise RuntimeError(f"detonation unavailable: {stage.detail}")
+    return stage.findings
+
+
 def samples(split: Path, kind: str) -> list[Path]:
     return sorted(p for p in (split / kind).iterdir() if (p / "meta.json").is_file())
 
 
-async def evaluate_split(split: Path, settings: ValidationSettings) -> SplitResult:
+async def evaluate_split(
+    split: Path, settings: ValidationSettings, *, detonation: bool = False
+) -> SplitResult:
+    """Score ``split``; with ``detonation``, each sample is also run once (as its upload
+    would be, with the egress and secrets its ``meta.json`` declares) and its findings count."""
     scan = await scan_static(split, settings)
     if scan.error is not None:
         raise RuntimeError(f"semgrep failed on {split}: {scan.error}")
@@ -92,6 +113,8 @@ async def evaluate_split(split: Path, settings: ValidationSettings) -> SplitResu
             key = f"{kind}/{sample.name}"
             manifest = await asyncio.to_thread(check_manifests, sample)
             findings = [*score(grouped[key]), *manifest.findings]
+            if detonation:
+                findings += await _detonate(sample, settings)
             result.verdicts[key] = strictest(findings)
             result.rules[key] = sorted(
                 {f.rule for f in findings if f.severity is not Verdict.ALLOW}

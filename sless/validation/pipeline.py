@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sless.config import LLMSettings, ValidationSettings
 from sless.validation.archive import extract_archive
 from sless.validation.caching import StaticCache, analysis_fingerprint
+from sless.validation.detonation import Detonation
 from sless.validation.entrypoint import check_entrypoint
 from sless.validation.report import Report, StageResult, Verdict, combine
 
@@ -58,32 +59,58 @@ class Validator:
 
         digest = hashlib.sha256(analysis_fingerprint().encode())
         digest.update(f"static={self.settings.static_enabled}".encode())
+        digest.update(f"detonation={self.settings.detonation_enabled}".encode())
         if self.llm.base_url and self.llm.model:
             digest.update(f"llm={self.llm.model}:{PROMPT_VERSION}".encode())
         return digest.hexdigest()[:16]
 
     async def validate_archive(
-        self, data: bytes, dest: Path, *, sha256: str, runtime: str, entrypoint: str
+        self,
+        data: bytes,
+        dest: Path,
+        *,
+        sha256: str,
+        runtime: str,
+        entrypoint: str,
+        detonation: Detonation | None = None,
     ) -> Report:
-        """Extract ``data`` into ``dest`` (which must not exist) and validate it."""
+        """Extract ``data`` into ``dest`` (which must not exist) and validate it.
+
+        ``detonation`` is what the spec declares (egress, secrets); None: nothing, so any
+        network use of the code is held for review. A cached report depends on it
+        (``Detonation.key``)."""
         started = time.perf_counter()
         extracted = await asyncio.to_thread(extract_archive, data, dest, self.settings.archive)
         if extracted.stage.verdict is Verdict.REJECT:
             return combine(sha256, runtime, [extracted.stage], _ms(started))
-        stages = await self._check_tree(dest, sha256=sha256, runtime=runtime, entrypoint=entrypoint)
+        stages = await self._check_tree(
+            dest, sha256=sha256, runtime=runtime, entrypoint=entrypoint, detonation=detonation
+        )
         return combine(sha256, runtime, [extracted.stage, *stages], _ms(started))
 
     async def validate_directory(
-        self, directory: Path, *, sha256: str, runtime: str, entrypoint: str
+        self,
+        directory: Path,
+        *,
+        sha256: str,
+        runtime: str,
+        entrypoint: str,
+        detonation: Detonation | None = None,
     ) -> Report:
         started = time.perf_counter()
         stages = await self._check_tree(
-            directory, sha256=sha256, runtime=runtime, entrypoint=entrypoint
+            directory, sha256=sha256, runtime=runtime, entrypoint=entrypoint, detonation=detonation
         )
         return combine(sha256, runtime, stages, _ms(started))
 
     async def _check_tree(
-        self, directory: Path, *, sha256: str, runtime: str, entrypoint: str
+        self,
+        directory: Path,
+        *,
+        sha256: str,
+        runtime: str,
+        entrypoint: str,
+        detonation: Detonation | None,
     ) -> list[StageResult]:
         # imported here: the openai client is slow to import, and `sless` commands that
         # never validate should not pay for it
@@ -120,16 +147,38 @@ class Validator:
         if entry.verdict is Verdict.REJECT:
             await _cancel(static, manifests)
             return [entry]
+        # the detonation runs the code, so only once its entrypoint is known to load; it
+        # runs alongside static, and the LLM review gets its trace as evidence
+        detonated = asyncio.ensure_future(
+            self._detonate(directory, runtime, entrypoint, detonation)
+        )
         try:
+            behaviour = await detonated
             llm = asyncio.ensure_future(
                 review_with_llm(
-                    directory, runtime, self.llm, cache=self.llm_cache, code_sha256=sha256
+                    directory,
+                    runtime,
+                    self.llm,
+                    cache=self.llm_cache,
+                    code_sha256=sha256,
+                    evidence=behaviour.findings,
                 )
             )
-            return [entry, *await asyncio.gather(static, manifests, llm)]
+            return [entry, *await asyncio.gather(static, manifests, llm), behaviour]
         except BaseException:
-            await _cancel(static, manifests)
+            await _cancel(static, manifests, detonated)
             raise
+
+    async def _detonate(
+        self, directory: Path, runtime: str, entrypoint: str, plan: Detonation | None
+    ) -> StageResult:
+        from sless.validation.detonation import detonate
+
+        if not self.settings.detonation_enabled:
+            return StageResult(name="detonation", status="skipped", detail="detonation disabled")
+        plan = plan or Detonation()
+        budget = self.settings.detonation_budget_s
+        return await detonate(directory, runtime, entrypoint, replace(plan, budget_s=budget))
 
 
 async def _cancel(*futures: asyncio.Future[StageResult]) -> None:

@@ -29,7 +29,7 @@ class Verdict(StrEnum):
 
 _RANK = {Verdict.ALLOW: 0, Verdict.REVIEW: 1, Verdict.REJECT: 2}
 
-FindingSource = Literal["archive", "static", "manifest", "llm"]
+FindingSource = Literal["archive", "static", "manifest", "llm", "detonation"]
 StageStatus = Literal["ok", "skipped", "error"]
 
 
@@ -41,6 +41,8 @@ class Finding(BaseModel):
     source: FindingSource
     #: what this finding alone makes of the upload
     severity: Verdict = Verdict.REJECT
+    #: what was observed (the detonation's bytes, event or file); canary values only
+    evidence: str | None = None
 
 
 class StageResult(BaseModel):

@@ -33,6 +33,7 @@ def settings(settings: Any) -> Any:
     # these tests are about counting, not about what validation finds: semgrep stays off
     # to spare the shared CPU (the archive, entrypoint and text checks still run)
     settings.validation.static_enabled = False
+    settings.validation.detonation_enabled = False  # the attack must run to be contained
     return settings
 
 

@@ -80,6 +80,7 @@ def settings(settings: Settings) -> Settings:
     # what is under test is isolation, not the upload's static analysis (tested elsewhere):
     # B's function must reach Ready with whatever semgrep the machine has
     settings.validation.static_enabled = False
+    settings.validation.detonation_enabled = False  # the attack must run to be contained
     return settings
 
 

@@ -191,6 +191,7 @@ def settings(settings: Settings) -> Settings:
     # an attacker hides it from them, and what is under test is what the sandbox lets
     # through once the code runs
     settings.validation.static_enabled = False
+    settings.validation.detonation_enabled = False  # the attack must run to be contained
     return settings
 
 

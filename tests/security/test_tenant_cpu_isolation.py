@@ -35,6 +35,7 @@ def settings(settings: Settings) -> Settings:
     # this test is about where workers run, not about validation: semgrep stays off to
     # spare the shared CPU (the archive, entrypoint and text checks still run)
     settings.validation.static_enabled = False
+    settings.validation.detonation_enabled = False  # the attack must run to be contained
     return settings
 
 

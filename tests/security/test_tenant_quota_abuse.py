@@ -39,6 +39,7 @@ def settings(settings: Settings) -> Settings:
     limits.max_queued_calls = 2
     limits.max_log_bytes = 256 * 1024
     settings.validation.static_enabled = False  # counting, not what validation finds
+    settings.validation.detonation_enabled = False  # the attack must run to be contained
     return settings
 
 

@@ -82,9 +82,10 @@ async def review_part(
     model: str,
     runtime: str,
     part: list[Chunk],
+    evidence: tuple[str, ...] = (),
 ) -> PartResult:
     try:
-        return PartResult(answer=await ask(client, settings, model, runtime, part))
+        return PartResult(answer=await ask(client, settings, model, runtime, part, evidence))
     except ReviewFailed as e:
         return PartResult(error=str(e))
 
@@ -95,11 +96,12 @@ async def ask(
     model: str,
     runtime: str,
     part: list[Chunk],
+    evidence: tuple[str, ...] = (),
 ) -> Answer:
     nonce = nonce_for(part)
     messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": system_prompt(nonce, runtime)},
-        {"role": "user", "content": render(part, nonce)},
+        {"role": "user", "content": render(part, nonce, evidence)},
     ]
     try:
         async with asyncio.timeout(settings.timeout_s):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import openai
@@ -12,7 +13,7 @@ from sless.config import LLMSettings
 from sless.validation.llm.asking import PartResult, review_part
 from sless.validation.llm.caching import ReviewCache, ReviewKey, cache_get, cache_put
 from sless.validation.llm.chunking import Chunk, Source, TooLarge, budget_chars, collect, parts
-from sless.validation.llm.prompting import PROMPT_VERSION
+from sless.validation.llm.prompting import PROMPT_VERSION, trace_digest, trace_lines
 from sless.validation.llm.verdicts import NO_KEY, STAGE, answer_findings, failed_stage, ms, scrub
 from sless.validation.report import Finding, StageResult, strictest
 
@@ -30,12 +31,16 @@ async def review_with_llm(
     cache: ReviewCache | None = None,
     code_sha256: str,
     max_parts: int = MAX_PARTS,
+    evidence: Sequence[Finding] = (),
 ) -> StageResult:
-    """Review the extracted upload in ``directory``; see the package docstring."""
+    """Review the extracted upload in ``directory``; see the package docstring.
+
+    ``evidence``: what the detonation saw the code do, shown to the reviewer as facts."""
     started = time.perf_counter()
     if not settings.base_url or not settings.model:
         return StageResult(name=STAGE, status="skipped", detail="LLM review not configured")
-    key = ReviewKey(code_sha256, settings.model, PROMPT_VERSION)
+    trace = trace_lines(evidence)
+    key = ReviewKey(code_sha256 + trace_digest(evidence), settings.model, PROMPT_VERSION)
     if cache is not None:
         cached = await cache_get(cache, key)
         if cached is not None:
@@ -46,7 +51,7 @@ async def review_with_llm(
     if isinstance(loaded, StageResult):
         return loaded
     sources, split = loaded
-    stage = await _review(sources, split, runtime, settings, settings.model, started)
+    stage = await _review(sources, split, runtime, settings, settings.model, started, trace)
     if cache is not None and stage.status == "ok":
         await cache_put(cache, key, stage)
     return stage
@@ -91,10 +96,11 @@ async def _review(
     settings: LLMSettings,
     model: str,
     started: float,
+    trace: tuple[str, ...] = (),
 ) -> StageResult:
     api_key = settings.api_key.get_secret_value() if settings.api_key else NO_KEY
     try:
-        results = await _ask_all(split, runtime, settings, model, api_key)
+        results = await _ask_all(split, runtime, settings, model, api_key, trace)
     except openai.OpenAIError as e:
         return failed_stage(settings, f"client error ({type(e).__name__})", [], started)
     by_path = {s.path: s for s in sources}
@@ -125,7 +131,12 @@ async def _review(
 
 
 async def _ask_all(
-    split: list[list[Chunk]], runtime: str, settings: LLMSettings, model: str, api_key: str
+    split: list[list[Chunk]],
+    runtime: str,
+    settings: LLMSettings,
+    model: str,
+    api_key: str,
+    trace: tuple[str, ...] = (),
 ) -> list[PartResult]:
     semaphore = asyncio.Semaphore(CONCURRENCY)
     async with openai.AsyncOpenAI(
@@ -138,6 +149,6 @@ async def _ask_all(
 
         async def one(part: list[Chunk]) -> PartResult:
             async with semaphore:
-                return await review_part(client, settings, model, runtime, part)
+                return await review_part(client, settings, model, runtime, part, trace)
 
         return list(await asyncio.gather(*(one(part) for part in split)))

@@ -63,7 +63,7 @@ async def test_a_good_entrypoint_gets_every_stage(tmp_path: Path) -> None:
     (tmp_path / "handler.js").write_text("exports.handle = async (event) => ({ ok: true });\n")
     (tmp_path / "steal.js").write_text(STEALER)
     verdict, stages, rules = await _validate(tmp_path)
-    assert stages == ["entrypoint", "static", "manifest", "llm"]
+    assert stages == ["entrypoint", "static", "manifest", "llm", "detonation"]
     assert verdict is Verdict.REJECT
     assert "js-env-exfiltration" in rules or "any-request-catcher-host" in rules, rules
 
@@ -72,4 +72,4 @@ async def test_a_benign_upload_is_allowed(tmp_path: Path) -> None:
     (tmp_path / "handler.js").write_text("exports.handle = async (event) => ({ ok: true });\n")
     verdict, stages, rules = await _validate(tmp_path)
     assert verdict is Verdict.ALLOW, rules
-    assert stages == ["entrypoint", "static", "manifest", "llm"]
+    assert stages == ["entrypoint", "static", "manifest", "llm", "detonation"]

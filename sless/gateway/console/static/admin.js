@@ -101,6 +101,22 @@ export async function reviews() {
   );
 }
 
+// What the detonation saw the code do (issue 29), with its evidence: the bytes the sink got,
+// the event, the file. Evidence is the uploader's data: shown as text, never as markup.
+function observedBehaviour(data) {
+  const observed = (data.findings || []).filter((f) => f.source === "detonation");
+  const stage = (data.stages || []).find((s) => s.name === "detonation");
+  if (!observed.length) {
+    const why = stage ? `${stage.status}${stage.detail ? `: ${stage.detail}` : ""}` : "not run";
+    return h("p", { class: "muted" }, `The detonation saw nothing to hold (${why}).`);
+  }
+  return h(
+    "ul",
+    { class: "evidence" },
+    observed.map((f) => h("li", {}, h("strong", {}, f.rule), ` (${f.severity}): ${f.message}`, f.evidence ? h("pre", {}, f.evidence) : null)),
+  );
+}
+
 export async function review(ctx, id) {
   const all = (await get("/v1/admin/reviews?state=all")).reviews;
   const item = all.find((r) => String(r.id) === String(id));
@@ -144,6 +160,7 @@ export async function review(ctx, id) {
     h("p", {}, "Code ", code(item.sha256), " held since ", when(item.created_at)),
     section("Decision", decision),
     section("Report", report(item.report, show)),
+    section("Observed behaviour", observedBehaviour(item.report)),
     section(
       "Flagged files",
       filesError ? errorBox(filesError) : flagged.length ? flagged.map(sourceView) : h("p", { class: "muted" }, "No finding names a file."),

@@ -1,0 +1,171 @@
+'use strict';
+// Detonation harness (issue 29): load a function once and call it, recording what it does.
+//
+// Not the serving runtime (server.js is unchanged): this runs only at upload validation,
+// inside the same sandbox, in a network namespace that leads to a recording sink
+// (sless/validation/sink.py). It writes the canary credential files it is given under
+// $HOME, wraps child_process and fs (processes, credential reads, writes) and records them
+// as JSON lines on fd 1 (the function's console output goes to stderr), shifts the clock
+// (Date, per call) and calls the handler with a GET, a JSON POST and a cron tick at now, the
+// next weekday, a month ahead and a year ahead, all twelve at once, within DETONATION_BUDGET_S. The network itself
+// is recorded by the sink, not here. The trace is evidence, not the last word: code that
+// runs can add fake lines (more findings) or break the hooks (the sink's record remains).
+
+const fs = require('fs');
+const path = require('path');
+const childProcess = require('child_process');
+
+const realNow = Date.now;
+const deadline = realNow() + 1000 * Number(process.env.DETONATION_BUDGET_S || '1.5');
+delete process.env.DETONATION_BUDGET_S;
+const home = process.env.HOME || '/tmp';
+const files = JSON.parse(process.env.DETONATION_FILES || '{}');
+delete process.env.DETONATION_FILES;
+for (const [rel, content] of Object.entries(files)) {
+  const p = path.join(home, rel);
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, content);
+}
+const credPaths = Object.keys(files).map((rel) => path.join(home, rel));
+const seen = new Set();
+const writeSync = fs.writeSync;
+
+function emit(kind, fields) {
+  const line = JSON.stringify({ kind, ...fields }).slice(0, 2000);
+  if (seen.has(line) || seen.size > 500) return;
+  seen.add(line);
+  try {
+    writeSync(1, line + '\n');
+  } catch (e) {}
+}
+
+for (const name of ['log', 'info', 'debug']) console[name] = console.error;
+
+function wrap(obj, name, check) {
+  const real = obj[name];
+  if (typeof real !== 'function') return;
+  obj[name] = function (...args) {
+    try {
+      check(...args);
+    } catch (e) {}
+    return real.apply(this, args);
+  };
+}
+
+for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
+  wrap(childProcess, name, (cmd, args) =>
+    emit('process', { event: `child_process.${name}`, argv: JSON.stringify([cmd, args]).slice(0, 400) }));
+}
+
+function resolved(p) {
+  if (typeof p !== 'string' && !(p instanceof URL) && !Buffer.isBuffer(p)) return null;
+  return path.resolve(String(p instanceof URL ? p.pathname : p));
+}
+
+function onRead(p) {
+  const r = resolved(p);
+  if (r && credPaths.includes(r)) emit('credential_read', { path: r });
+}
+
+function onWrite(p) {
+  const r = resolved(p);
+  if (r) emit('file_write', { path: r });
+}
+
+function onOpen(p, flags) {
+  if (typeof flags === 'string' && /[wa+]/.test(flags)) onWrite(p);
+  else if (typeof flags === 'number' && flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT)) onWrite(p);
+  else onRead(p);
+}
+
+for (const name of ['readFileSync', 'readFile', 'createReadStream']) wrap(fs, name, onRead);
+for (const name of ['writeFileSync', 'writeFile', 'appendFileSync', 'appendFile', 'createWriteStream', 'copyFileSync', 'renameSync', 'symlinkSync', 'chmodSync']) {
+  wrap(fs, name, (a, b) => onWrite(['copyFileSync', 'renameSync', 'symlinkSync'].includes(name) ? b : a));
+}
+for (const name of ['openSync', 'open']) wrap(fs, name, onOpen);
+for (const name of ['readFile', 'open']) wrap(fs.promises, name, name === 'open' ? onOpen : onRead);
+for (const name of ['writeFile', 'appendFile']) wrap(fs.promises, name, onWrite);
+
+// each call carries its own clock offset (AsyncLocalStorage), so that the calls run at once
+const { AsyncLocalStorage } = require('async_hooks');
+const clock = new AsyncLocalStorage();
+const shifted = () => realNow() + (clock.getStore() || 0);
+const RealDate = Date;
+class ShiftedDate extends RealDate {
+  constructor(...args) {
+    if (args.length === 0) super(shifted());
+    else super(...args);
+  }
+  static now() {
+    return shifted();
+  }
+}
+globalThis.Date = ShiftedDate;
+
+const headers = { 'content-type': 'application/json', 'user-agent': 'curl/8.5.0' };
+const events = [
+  { method: 'GET', path: '/', query: {}, multiQuery: {}, headers, body: null, isBase64Encoded: false },
+  { method: 'POST', path: '/', query: {}, multiQuery: {}, headers, body: { id: 1, items: [1, 2], title: 'test' }, isBase64Encoded: false },
+  { source: 'cron', schedule: '*/5 * * * *', time: '' },
+];
+
+function offsets() {
+  const day = 86400000;
+  let toWeekday = 1;
+  while ([0, 6].includes(new RealDate(realNow() + toWeekday * day).getDay())) toWeekday += 1;
+  return [0, toWeekday * day, 31 * day, 366 * day];
+}
+
+const context = {
+  function: process.env.SLESS_FUNCTION || 'fn',
+  namespace: process.env.SLESS_NAMESPACE || 'default',
+  invocationId: 'detonation',
+  remainingTime: () => 1,
+};
+
+function within(promise, ms) {
+  return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref())]);
+}
+
+async function load() {
+  const entry = process.env.SLESS_ENTRYPOINT || 'handler.handle';
+  const dot = entry.lastIndexOf('.');
+  const base = path.join(process.env.SLESS_CODE_DIR || '/code', entry.slice(0, dot));
+  const file = ['.js', '.cjs', '.mjs', '/index.js'].map((e) => base + e).find((f) => fs.existsSync(f));
+  if (!file) return undefined;
+  let mod;
+  try {
+    mod = require(file);
+  } catch (err) {
+    if (err && err.code === 'ERR_REQUIRE_ESM') mod = await import(require('url').pathToFileURL(file).href);
+    else throw err;
+  }
+  let func = mod ? mod[entry.slice(dot + 1)] : undefined;
+  if (func === undefined && mod && mod.default) func = mod.default[entry.slice(dot + 1)];
+  return typeof func === 'function' ? func : undefined;
+}
+
+async function main() {
+  process.on('uncaughtException', (e) => emit('error', { type: String(e && e.name) }));
+  process.on('unhandledRejection', (e) => emit('error', { type: String(e && e.name) }));
+  let func;
+  try {
+    func = await within(load(), deadline - realNow());
+  } catch (e) {
+    emit('error', { type: String(e && e.name), at: 'import' });
+  }
+  if (func) {
+    const calls = [];
+    for (const off of offsets()) {
+      for (const event of events) {
+        calls.push(clock.run(off, () => Promise.resolve().then(() => func(event, context))
+          .catch((e) => emit('error', { type: String(e && e.name) }))));
+      }
+    }
+    await within(Promise.all(calls), deadline - realNow());
+  }
+  emit('done', { budget_left: (deadline - realNow()) / 1000 });
+  process.exit(0);
+}
+
+main();

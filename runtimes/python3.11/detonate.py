@@ -1,0 +1,205 @@
+"""Detonation harness (issue 29): import a function once and call it, recording what it does.
+
+Not the serving runtime (``server.py`` is unchanged): this runs only at upload validation,
+inside the same sandbox, in a network namespace that leads to a recording sink
+(``sless.validation.sink``). It
+
+- writes the canary credential files it is given (``DETONATION_FILES``) under $HOME;
+- installs an audit hook (PEP 578) that records sockets, name lookups, processes, native
+  imports, code compiled from strings and files opened for writing or credential files
+  opened at all, as JSON lines on the trace fd (a dup of stdout taken before the function's
+  code runs; the function's own prints go to stderr);
+- imports the module and calls the handler with a GET, a JSON POST and a cron tick, with the
+  clock as it is, moved to the next weekday, a month ahead and a year ahead (``time.time``,
+  ``datetime.date.today``/``datetime.datetime.now`` and friends shifted, per calling
+  thread), the twelve calls at once, all within the budget ``DETONATION_BUDGET_S``.
+
+The trace is evidence, not the judge of last resort: code that runs can write fake trace
+lines (they only add findings) or close the fd (the sink's record remains).
+"""
+
+import datetime
+import importlib
+import json
+import os
+import sys
+import threading
+import time
+
+_TRACE = None
+_CRED_PATHS = ()
+_SEEN = set()
+_REAL_TIME = time.time
+
+
+def _emit(kind, **fields):
+    if _TRACE is None:
+        return
+    key = (kind, json.dumps(fields, sort_keys=True, default=str)[:300])
+    if key in _SEEN or len(_SEEN) > 500:
+        return
+    _SEEN.add(key)
+    line = json.dumps({"kind": kind, **fields}, default=str)[:2000] + "\n"
+    try:
+        os.write(_TRACE, line.encode())
+    except OSError:
+        pass
+
+
+def _open_mode_writes(mode, flags):
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) != 0
+
+
+def _hook(event, args):
+    if event == "open":
+        path, mode, flags = (list(args) + [None, None, None])[:3]
+        if not isinstance(path, str):
+            return
+        if any(path.startswith(p) for p in _CRED_PATHS):
+            _emit("credential_read", path=path)
+        elif _open_mode_writes(mode, flags):
+            _emit("file_write", path=path)
+    elif event in ("socket.connect", "socket.sendto"):
+        _emit("connect", address=str(args[1])[:200])
+    elif event == "socket.getaddrinfo":
+        _emit("lookup", host=str(args[0])[:255])
+    elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"):
+        _emit("process", event=event, argv=repr(args[:2])[:400])
+    elif event in ("os.fork", "os.forkpty"):
+        _emit("process", event=event, argv="")
+    elif event == "ctypes.dlopen":
+        _emit("native", event=event, detail=str(args[0])[:200])
+    elif event == "compile" and not str(args[1]).endswith(".py"):
+        # imports compile their .py files too; code compiled from a string is the signal
+        _emit("dynamic_code", source=repr(args[0])[:200])
+    elif event in ("os.rename", "os.symlink", "os.link", "os.chmod") and args:
+        _emit("file_write", path=str(args[0])[:300], event=event)
+
+
+#: each call runs on its own thread with its own clock offset, so that the calls run at once
+#: (a handler that sleeps costs the budget once, not once per call)
+_CLOCK = threading.local()
+
+
+def _install_clock():
+    def shifted_time():
+        return _REAL_TIME() + getattr(_CLOCK, "offset", 0.0)
+
+    class Date(datetime.date):
+        @classmethod
+        def today(cls):
+            return datetime.date.fromtimestamp(shifted_time())
+
+    class DateTime(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return _REAL_DATETIME.fromtimestamp(shifted_time(), tz)
+
+        @classmethod
+        def utcnow(cls):
+            return _REAL_DATETIME.fromtimestamp(shifted_time(), datetime.UTC).replace(
+                tzinfo=None
+            )
+
+        @classmethod
+        def today(cls):
+            return cls.now()
+
+    datetime.date = Date
+    datetime.datetime = DateTime
+    time.time = shifted_time
+
+
+_REAL_DATETIME = datetime.datetime
+
+
+def _events():
+    headers = {"content-type": "application/json", "user-agent": "curl/8.5.0"}
+    return [
+        {"method": "GET", "path": "/", "query": {}, "multiQuery": {}, "headers": headers,
+         "body": None, "isBase64Encoded": False},
+        {"method": "POST", "path": "/", "query": {}, "multiQuery": {}, "headers": headers,
+         "body": {"id": 1, "items": [1, 2], "title": "test"}, "isBase64Encoded": False},
+        {"source": "cron", "schedule": "*/5 * * * *", "time": ""},
+    ]
+
+
+def _offsets():
+    now = datetime.date.today()
+    to_weekday = 1
+    while (now + datetime.timedelta(days=to_weekday)).weekday() >= 5:
+        to_weekday += 1
+    return [0.0, to_weekday * 86400.0, 31 * 86400.0, 366 * 86400.0]
+
+
+class _Context:
+    function = os.environ.get("SLESS_FUNCTION", "fn")
+    namespace = os.environ.get("SLESS_NAMESPACE", "default")
+    invocation_id = "detonation"
+    deadline = 0.0
+
+    def remaining_time(self):
+        return 1.0
+
+
+def _start_call(func, event, offset):
+    def run():
+        _CLOCK.offset = offset
+        try:
+            result = func(event, _Context())
+            if hasattr(result, "__await__"):
+                import asyncio
+
+                asyncio.run(result)
+        except BaseException as e:
+            _emit("error", type=type(e).__name__)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def main():
+    global _TRACE, _CRED_PATHS
+    deadline = _REAL_TIME() + float(os.environ.pop("DETONATION_BUDGET_S", "1.5"))
+    home = os.environ.get("HOME", "/tmp")
+    files = json.loads(os.environ.pop("DETONATION_FILES", "{}"))
+    for rel, content in files.items():
+        path = os.path.join(home, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(content)
+    _CRED_PATHS = tuple(os.path.join(home, rel) for rel in files)
+    _TRACE = os.dup(1)
+    os.dup2(2, 1)
+    code_dir = os.environ.get("SLESS_CODE_DIR", "/code")
+    deps = os.environ.get("SLESS_DEPS_DIR")
+    sys.path[:0] = [code_dir] + ([deps] if deps else [])
+    os.chdir(code_dir)
+    _install_clock()
+    sys.addaudithook(_hook)
+    module_name, _, func_name = os.environ.get("SLESS_ENTRYPOINT", "handler.handle").rpartition(".")
+    holder = {}
+
+    def load():
+        try:
+            holder["func"] = getattr(importlib.import_module(module_name), func_name)
+        except BaseException as e:
+            _emit("error", type=type(e).__name__, at="import")
+
+    loader = threading.Thread(target=load, daemon=True)
+    loader.start()
+    loader.join(max(0.0, deadline - _REAL_TIME()))
+    func = holder.get("func")
+    if func is not None:
+        calls = [_start_call(func, e, offset) for offset in _offsets() for e in _events()]
+        for thread in calls:
+            thread.join(max(0.0, deadline - _REAL_TIME()))
+    _emit("done", budget_left=round(deadline - _REAL_TIME(), 3))
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

