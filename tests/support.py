@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from sless.models.admission import HELD_MESSAGE
+
 
 class ServedApp:
     """An ASGI app served by uvicorn in a thread on 127.0.0.1 (``serve_in_thread``)."""
@@ -135,6 +137,8 @@ def wait_phase(
         data: dict[str, Any] = client.get(path).json()
         if data["status"]["phase"] in phases:
             return data
+        if data["status"].get("message") == HELD_MESSAGE:  # it waits for a person, not time
+            raise AssertionError(f"held for review, not {phases}: {data['status']}")
         if time.monotonic() > deadline:
             raise AssertionError(f"phase stayed {data['status']} (wanted {phases})")
         time.sleep(0.1)

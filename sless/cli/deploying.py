@@ -321,9 +321,12 @@ def _wait_for(client: Client, path: str, timeout: float) -> dict[str, Any]:
     while True:
         function: dict[str, Any] = client.call("GET", path)
         phase = function["status"]["phase"]
-        progress = (phase, function["status"].get("message") or "")
+        message = function["status"].get("message") or ""
+        if message.lower() == phase.lower():
+            message = ""  # "Building: building" says nothing more than "Building"
+        progress = (phase, message)
         if progress != last:  # a new phase, or why it waits ("waiting for a node: ...")
-            click.echo(f"  phase: {phase}" + (f": {progress[1]}" if progress[1] else ""), err=True)
+            click.echo(f"  phase: {phase}" + (f": {message}" if message else ""), err=True)
             last = progress
         if phase in _TERMINAL_PHASES or phase == "Validating":
             return function

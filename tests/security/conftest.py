@@ -9,6 +9,7 @@ machine without it runs the bubblewrap leg only, and says so in the header.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 
 import pytest
@@ -31,8 +32,15 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"sandbox isolations: bubblewrap, gvisor ({gvisor.runsc}, {gvisor.platform})"
 
 
+def _asks_for_isolation(metafunc: pytest.Metafunc) -> bool:
+    # by name in its own signature: the autouse fixture below is in every test's
+    # fixturenames, and a test whose workers the gateway starts (not ``harness.launch``)
+    # would only run the same bubblewrap test twice
+    return "isolation" in inspect.signature(metafunc.function).parameters
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "isolation" in metafunc.fixturenames or _launches_workers(metafunc):
+    if _asks_for_isolation(metafunc) or _launches_workers(metafunc):
         legs = ISOLATIONS if harness.built_runsc() is not None else ISOLATIONS[:1]
         metafunc.parametrize("isolation", legs, indirect=True)
 

@@ -73,6 +73,10 @@ DIES_AT_START = {
 def settings(settings: Settings) -> Settings:
     settings.gateway.max_response_bytes = RESPONSE_LIMIT
     settings.events.max_attempts = 1  # an async call that dies is not tried again
+    # these handlers die on purpose, and a detonation that does not finish holds code for
+    # review (tests/integration/validation/test_detonation.py): here the subject is how a
+    # call dies
+    settings.validation.detonation_enabled = False
     return settings
 
 

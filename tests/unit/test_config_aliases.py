@@ -26,10 +26,12 @@ def test_the_aliases_are_the_documented_ones() -> None:
     assert ENV_ALIASES == {
         "SLESS_AUTO_ONBOARD": ("auth", "auto_onboard"),
         "SLESS_ALLOW_NO_SANDBOX": ("kubernetes", "allow_no_sandbox"),
+        "SLESS_EMBEDDED_ISOLATION": ("sandbox", "isolation"),
     }
     settings = build()
     assert settings.auth.auto_onboard is False
     assert settings.kubernetes.allow_no_sandbox is False
+    assert settings.sandbox.isolation == "bubblewrap"
 
 
 def test_short_names_set_the_long_settings(monkeypatch: pytest.MonkeyPatch) -> None:
