@@ -701,7 +701,10 @@ func (r *functionResource) deploy(ctx context.Context, plan *functionModel, stat
 	} else if !sameTraffic(latest.Spec.Traffic, wanted) {
 		split := spec
 		split.Traffic = wanted
-		if _, err := r.client.PutFunction(ctx, name, split, latest.ETag()); err != nil {
+		// the build of the new code moves the status (and the version) on meanwhile:
+		// a 412 from that alone is retried, a spec changed by someone else is not
+		read := lastRead{etag: latest.ETag(), spec: specDigest(latest), traffic: latest.Spec.Traffic}
+		if _, _, err := r.putIfUnchanged(ctx, name, split, read); err != nil {
 			fail("Cannot set the traffic split of function "+name, apiMessage(err))
 			return
 		}
