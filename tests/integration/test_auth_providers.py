@@ -241,7 +241,6 @@ def test_unknown_kid_is_refused_and_refetches_the_jwks_at_most_once_per_interval
     elapsed = time.monotonic() - started
     # at most one refetch per interval, however many unknown kids arrive
     assert 2 <= issuer.jwks_requests <= 2 + int(elapsed / REFRESH_S)
-    assert issuer.jwks_requests < 10
     before = issuer.jwks_requests
     time.sleep(REFRESH_S + 0.2)
     token = issuer.sign(issuer.claims("acme"), kid="nope", key=stranger)

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from sless.config import Settings
+
 from tests.integration.sandbox import harness
 
 ISOLATIONS = ("bubblewrap", "gvisor")
@@ -33,10 +35,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def _asks_for_isolation(metafunc: pytest.Metafunc) -> bool:
-    # by name in its own signature: the autouse fixture below is in every test's
-    # fixturenames, and a test whose workers the gateway starts (not ``harness.launch``)
-    # would only run the same bubblewrap test twice
-    return "isolation" in inspect.signature(metafunc.function).parameters
+    # by name in its own signature, or through the in-process gateway's settings (the
+    # ``settings`` fixture below): the autouse fixture is in every test's fixturenames, and
+    # a test whose platform runs in a subprocess of its own would run the same test twice
+    return (
+        "isolation" in inspect.signature(metafunc.function).parameters
+        or "settings" in metafunc.fixturenames
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -54,3 +59,16 @@ def isolation(request: pytest.FixtureRequest) -> Iterator[str]:
         yield chosen
     finally:
         harness.ISOLATION = None
+
+
+@pytest.fixture
+def settings(settings: Settings, isolation: str) -> Settings:
+    """The in-process gateway's workers run in the leg's isolation, as ``sless up
+    --isolation`` would run them."""
+    if isolation == "gvisor":
+        gvisor = harness.built_runsc()
+        assert gvisor is not None  # the leg is collected only where runsc is built
+        settings.sandbox.isolation = "gvisor"
+        settings.sandbox.runsc = gvisor.runsc
+        settings.sandbox.runsc_platform = gvisor.platform
+    return settings

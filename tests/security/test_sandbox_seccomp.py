@@ -230,8 +230,9 @@ def _host_filter_only(isolation: str, request: pytest.FixtureRequest) -> None:
 
 
 def test_refused_calls_through_the_api_leave_the_worker_serving(
-    gateway: RunningGateway,
+    gateway: RunningGateway, isolation: str, request: pytest.FixtureRequest
 ) -> None:
+    _host_filter_only(isolation, request)
     tenant = gateway.tenant("sec")
     function = deploy(tenant, "sless-sec", "escape", {"handler.py": HANDLER_PY})
     assert function["status"]["phase"] == "Ready", function["status"]
@@ -250,7 +251,10 @@ def test_refused_calls_through_the_api_leave_the_worker_serving(
     calls.close()
 
 
-def test_refused_calls_at_import_time_and_in_the_deploy_check(gateway: RunningGateway) -> None:
+def test_refused_calls_at_import_time_and_in_the_deploy_check(
+    gateway: RunningGateway, isolation: str, request: pytest.FixtureRequest
+) -> None:
+    _host_filter_only(isolation, request)
     tenant = gateway.tenant("imp")
     files = {"handler.py": CHECKED_AT_IMPORT_PY, "calls.json": json.dumps(_calls())}
     function = deploy(tenant, "sless-imp", "escape", files)
