@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 
 from sless.config import Settings
-
 from tests.integration.sandbox import harness
 
 ISOLATIONS = ("bubblewrap", "gvisor")
