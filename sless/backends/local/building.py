@@ -42,7 +42,7 @@ from pathlib import Path
 
 from sless.config import BuildSettings, ValidationSettings
 from sless.models import Runtime
-from sless.sandbox import HostIds
+from sless.sandbox import HostIds, HostLayout
 from sless.store import BlobStore
 from sless.validation import Verdict, dependency_violations, extract_archive
 
@@ -126,6 +126,8 @@ class Builder:
         #: where tenants' installers work (``start``); None: under ``root``, as the
         #: gateway's own uid (it is not root)
         self.work: Path | None = None
+        #: the interpreter dependencies are installed for
+        self.python = sys.executable
         self._locks: dict[str, asyncio.Lock] = {}
         #: ``(runtime, result) → (builds, seconds in all)`` of the builds that ran
         #: (``result``: ``succeeded`` or ``failed``), for metrics
@@ -140,6 +142,25 @@ class Builder:
         self.work.mkdir(mode=0o711, exist_ok=True)
         os.chown(self.work, 0, 0)
         self.work.chmod(0o711)
+        # the interpreter the sandbox runs tenant code with (the tenants' uids reach it)
+        self.python = str(HostLayout.discover().python_prefix / "bin" / "python3.11")
+
+    def _tool(self, name: str) -> str:
+        """``name`` as the tenants' uids can execute it: a single-file installer (uv)
+        under a private directory (``~/.local/bin`` of root) is copied, root's, 0755, to
+        ``<work>/bin`` once."""
+        found = shutil.which(name)
+        if self.work is None or found is None or _searchable(Path(found).resolve()):
+            return found or name
+        source = Path(found).resolve()
+        copy = self.work / "bin" / source.name
+        if not copy.exists() or copy.stat().st_size != source.stat().st_size:
+            copy.parent.mkdir(mode=0o755, exist_ok=True)
+            partial = copy.with_name(f".{copy.name}.{os.getpid()}")
+            shutil.copyfile(source, partial)
+            partial.chmod(0o755)
+            partial.rename(copy)
+        return str(copy)
 
     @property
     def builds_run(self) -> int:
@@ -228,7 +249,7 @@ class Builder:
             return
         await self._run(
             [
-                self.settings.uv,
+                self._tool(self.settings.uv),
                 "pip",
                 "install",
                 "--quiet",
@@ -236,7 +257,7 @@ class Builder:
                 "--only-binary",
                 ":all:",
                 "--python",
-                sys.executable,
+                self.python,
                 "--target",
                 str(space.deps),
                 "-r",
@@ -259,7 +280,7 @@ class Builder:
                     os.chown(target, space.ids.uid, space.ids.gid)
         await self._run(
             [
-                self.settings.npm,
+                self._tool(self.settings.npm),
                 "install",
                 "--ignore-scripts",
                 "--omit=dev",
