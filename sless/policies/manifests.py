@@ -13,8 +13,9 @@ line (or JSON path) that asked for it:
 
 - ``requirements.txt``: lines ``name[extras] <version spec> ; <markers>`` (PEP 508 without
   a URL), each optionally followed by ``--hash=<algo>:<hex>`` (hash pinning only narrows
-  what is accepted); comments, blank lines and ``\\`` continuations. No option line at
-  all, no ``@``, ``/``, ``:``, ``$`` (variable expansion) or archive file name anywhere.
+  what is accepted); comments, blank lines and ``\\`` continuations; the flag lines
+  ``--pre``, ``--prefer-binary`` and ``--require-hashes`` (no value). No other option line,
+  no ``@``, ``/``, ``:``, ``$`` (variable expansion) or archive file name anywhere.
 - ``package.json``: every dependency map (``dependencies``, ``devDependencies``,
   ``optionalDependencies``, ``peerDependencies``, ``overrides``) holds registry specs
   only: a semver range, a dist-tag, or ``npm:<name>@<range>``; overrides may also say
@@ -85,6 +86,8 @@ _REQUIREMENT_RE = re.compile(
     rf"(?:;\s*{_PY_MARKERS})?$"
 )
 _HASH_RE = re.compile(r"\s+--hash[=\s]\s*(?:sha256|sha384|sha512):[0-9a-fA-F]+(?=\s|$)")
+#: option lines that take no value, so name no file and no host: allowed
+_FLAG_LINES = frozenset({"--pre", "--prefer-binary", "--require-hashes"})
 #: a name pip or uv would take for a local archive or wheel file
 _ARCHIVE_RE = re.compile(r"\.(whl|zip|tar|tgz|tbz|txz|tlz|tar\.\w+)$", re.IGNORECASE)
 
@@ -116,6 +119,8 @@ def check_requirements(text: str, file: str = REQUIREMENTS) -> list[Violation]:
         shown = repr(content[:_SHOWN])
         where = f"{file} line {number}"
         requirement = _HASH_RE.sub("", content).strip()
+        if requirement in _FLAG_LINES:
+            continue
         if requirement.startswith("-"):
             reason = "installer options are not allowed (they read files or pick the index)"
         elif match := _REQUIREMENT_RE.match(requirement):
