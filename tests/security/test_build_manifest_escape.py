@@ -296,3 +296,32 @@ async def test_build_error_never_quotes_a_host_file(builder: Builder, secret_fil
         assert "$6$" not in message
         assert ":::" not in message
         assert "requirements.txt" in message, message
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"requirements.txt": "-r /etc/shadow\n"},
+        {"requirements.txt": "leak @ http://127.0.0.1:9/leak-1.0-py3-none-any.whl\n"},
+        {"package.json": json.dumps({"dependencies": {"leak": "/etc/leak"}})},
+        {
+            "package.json": json.dumps({"dependencies": {"left-pad": "^1.3.0"}}),
+            "package-lock.json": lockfile("http://127.0.0.1:9/left-pad-1.3.0.tgz"),
+        },
+        {"uv.toml": 'index-url = "http://127.0.0.1:9/simple"\n'},
+    ],
+    ids=["include", "url", "npm-path", "lockfile", "uv-toml"],
+)
+def test_kubernetes_build_context_refuses_the_same_manifests(files: dict[str, str]) -> None:
+    """Kubernetes mode: the operator makes kaniko's context from the zip; it checks the
+    same policy there, so a manifest that slipped past the upload never reaches a build."""
+    from sless.config import ArchiveLimits
+    from sless.operator.contexts import ContextError, repack
+
+    data = make_zip({**PY_HANDLER, **files})
+    with pytest.raises(ContextError, match="dependency manifests") as raised:
+        repack(data, "FROM scratch\n", ArchiveLimits(), "https://registry.npmjs.org/")
+    assert list(files)[-1] in str(raised.value)
+    # the same code with plain manifests still packs
+    plain = {"requirements.txt": "six==1.16.0\n"}
+    assert repack(make_zip({**PY_HANDLER, **plain}), "FROM scratch\n", ArchiveLimits())
