@@ -38,6 +38,9 @@ class ValidationSettings(BaseModel):
     #: scan small re-uploads (a few changed files) with a resident `semgrep lsp`, falling
     #: back to a one-shot scan on anything unexpected (sless/validation/resident.py)
     semgrep_resident: bool = True
+    #: the npm registry builds install from (both modes): a package-lock.json may resolve
+    #: packages only under this URL (sless.policies.manifests)
+    npm_registry: str = "https://registry.npmjs.org/"
     #: skip semgrep entirely (development only; the report says it did not run)
     static_enabled: bool = True
     #: run every upload once with canary secrets on a recording network

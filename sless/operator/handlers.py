@@ -90,7 +90,13 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> 
     @kopf.on.startup(registry=registry)
     async def startup(memo: Any, **_: Any) -> None:
         contexts = (
-            BuildContexts(settings.s3, settings.validation.archive) if settings.s3.bucket else None
+            BuildContexts(
+                settings.s3,
+                settings.validation.archive,
+                registry=settings.validation.npm_registry,
+            )
+            if settings.s3.bucket
+            else None
         )
         if contexts is None:
             log.warning("no S3 bucket configured (SLESS_S3_BUCKET): functions cannot be built")

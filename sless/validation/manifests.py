@@ -17,6 +17,10 @@ and why:
   bypass the registry and are rejected (local ones inside the upload: review); ``npm:``
   aliases hide the real package name (review). Malformed JSON is held for review.
 - Registry overrides shipped as files (``.npmrc``, ``pip.conf``) are rejected.
+- What the build will install (``requirements.txt``, ``package.json``, the lockfile) must
+  pass ``sless.policies.manifests``, the allowlist the build checks again before any
+  installer runs: anything else is rejected here, naming the line, so that an upload that
+  could never build is refused now rather than held for review.
 
 Every finding carries the manifest's path and the line of the offending entry.
 """
@@ -29,10 +33,16 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sless.config import ValidationSettings
+from sless.policies.manifests import (
+    MANIFEST_FILES,
+    MAX_MANIFEST_BYTES,
+    check_dependency_manifests,
+)
 from sless.validation.dependencies import check_dependencies
 from sless.validation.report import Finding, StageResult, Verdict, strictest
 
-__all__ = ["check_manifests"]
+__all__ = ["check_manifests", "dependency_violations", "read_manifest_files"]
 
 _MAX_MANIFEST_BYTES = 1024 * 1024
 _MAX_INCLUDE_DEPTH = 5
@@ -90,11 +100,47 @@ class _Collector:
         )
 
 
-def check_manifests(directory: Path) -> StageResult:
-    """Check the dependency manifests at the root of an extracted upload."""
+def read_manifest_files(directory: Path) -> dict[str, str | None]:
+    """The text of each of ``MANIFEST_FILES`` at ``directory``'s root that exists (None: a
+    symlink, not a regular file, or too large), for ``check_dependency_manifests``."""
+    files: dict[str, str | None] = {}
+    for name in MANIFEST_FILES:
+        path = directory / name
+        if not path.exists() and not path.is_symlink():
+            continue
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_MANIFEST_BYTES:
+            files[name] = None
+        else:
+            files[name] = path.read_bytes().decode("utf-8", "replace")
+    return files
+
+
+def dependency_violations(directory: Path, registry: str) -> list[str]:
+    """What the build would refuse in the manifests at ``directory``'s root, one line each
+    (``requirements.txt line 3: ...``)."""
+    return [str(v) for v in check_dependency_manifests(read_manifest_files(directory), registry)]
+
+
+def _policy_findings(root: Path, registry: str, out: _Collector) -> None:
+    for violation in check_dependency_manifests(read_manifest_files(root), registry):
+        file, _, rest = violation.path.partition(" ")
+        line = re.match(r"line (\d+)$", rest)
+        out.add(
+            "dependency-not-allowed",
+            f"{violation.path}: {violation.message}",
+            file,
+            int(line.group(1)) if line else None,
+            Verdict.REJECT,
+        )
+
+
+def check_manifests(directory: Path, registry: str | None = None) -> StageResult:
+    """Check the dependency manifests at the root of an extracted upload; ``registry``:
+    the npm registry builds install from (``SLESS_VALIDATION_NPM_REGISTRY``)."""
     started = time.perf_counter()
     root = directory.resolve()
     out = _Collector()
+    _policy_findings(root, registry or ValidationSettings().npm_registry, out)
     seen: set[Path] = set()
     for path in sorted(root.glob("requirements*.txt")):
         _check_requirements(root, path, out, seen, depth=0)

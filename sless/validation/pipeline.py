@@ -60,6 +60,7 @@ class Validator:
         digest = hashlib.sha256(analysis_fingerprint().encode())
         digest.update(f"static={self.settings.static_enabled}".encode())
         digest.update(f"detonation={self.settings.detonation_enabled}".encode())
+        digest.update(f"npm_registry={self.settings.npm_registry}".encode())
         if self.llm.base_url and self.llm.model:
             digest.update(f"llm={self.llm.model}:{PROMPT_VERSION}".encode())
         return digest.hexdigest()[:16]
@@ -138,7 +139,9 @@ class Validator:
             static.set_result(
                 StageResult(name="static", status="skipped", detail="static analysis disabled")
             )
-        manifests = asyncio.ensure_future(asyncio.to_thread(check_manifests, directory))
+        manifests = asyncio.ensure_future(
+            asyncio.to_thread(check_manifests, directory, self.settings.npm_registry)
+        )
         try:
             entry = await check_entrypoint(directory, runtime, entrypoint)
         except BaseException:

@@ -169,6 +169,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-", dir=base))
         self._run_dir.chmod(0o711)
         self.launcher.run_dir = self._run_dir
+        self.builder.start(self._run_dir)
         if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
             self.launcher.prestart = PrestartPool(
                 # next to the tenants' views of the builds: the code is hard-linked
@@ -346,7 +347,8 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
             return None  # the spec changed meanwhile; the newer change reconciles
         try:
             secret_env, _ = await self.launcher.secret_env(namespace, spec)
-            build = await self.builder.ensure_built(spec.runtime, code.sha256)
+            host_ids = await self.launcher.host_ids(namespace)
+            build = await self.builder.ensure_built(spec.runtime, code.sha256, host_ids)
             ok, message = await check_handler(
                 self.launcher.sandbox_spec(
                     namespace,
@@ -355,7 +357,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                     build,
                     serial=0,
                     secret_env=secret_env,
-                    host_ids=await self.launcher.host_ids(namespace),
+                    host_ids=host_ids,
                 ),
                 runtimes_dir=self.runtimes_dir,
                 bwrap=self.settings.sandbox.bwrap,

@@ -181,7 +181,9 @@ class VersionPools:
         build = self.builder.path_for(serving.runtime, serving.code.sha256)
         if not (build.root / ".complete").exists():
             # e.g. another gateway process built it, or the build dir was removed
-            build = await self.builder.ensure_built(serving.runtime, serving.code.sha256)
+            build = await self.builder.ensure_built(
+                serving.runtime, serving.code.sha256, await self.launcher.host_ids(namespace)
+            )
         proxy: EgressProxy | None = None
         if serving.egress:
             proxy = EgressProxy(
