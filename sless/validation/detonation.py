@@ -6,14 +6,10 @@ detonation harness (``runtimes/<runtime>/detonate.*``) instead of the server, an
 namespace is one of its own made by ``unshare``, in which ``sink`` answers every name and
 accepts every connection (see ``sink`` for the network, ``canaries`` for the secrets).
 
-Verdicts come from what happened, not from how the code looks:
-
-- a canary reaching the sink (in a request line, a header, a body, a DNS name; raw, base64,
-  hex or URL-encoded) → **reject**, except a declared secret sent to a declared egress host:
-  that is what functions are for;
-- a name looked up or a connection made that the spec's ``egress`` does not declare, a
-  process spawned, a file written outside /tmp, a ``.pth`` or startup file written, a
-  credential file read → **review**.
+Verdicts come from what happened, not from how the code looks (``behaviour`` holds the
+policy): a canary reaching the sink → **reject**, except a declared secret sent to a
+declared egress host (that is what functions are for); behaviour with no ordinary place in
+a function → **review**; behaviour benign functions have too → a note.
 
 Each finding carries its evidence (the bytes the sink got, the event, the file).
 Blind spots (docs/VALIDATION.md): behaviour gated on something the harness does not vary
@@ -24,7 +20,6 @@ non-DNS UDP, and TLS that pins its own certificate.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import hashlib
 import json
@@ -47,14 +42,15 @@ from sless.sandbox import (
     default_runtimes_dir,
 )
 from sless.sandbox import seccomp as seccomp_filter
+from sless.validation.behaviour import finding as make_finding
+from sless.validation.behaviour import judge
 from sless.validation.canaries import PRODUCTION_ENV, Canaries, make_canaries
-from sless.validation.report import Finding, StageResult, Verdict
+from sless.validation.report import StageResult, Verdict
 
 __all__ = ["Detonation", "detonate"]
 
 #: the host uid and gid of detonations: owns nothing, shared with no tenant
 DETONATION_HOST_ID = 60999
-_EVIDENCE_BYTES = 400
 _RUNTIMES = {"python": "python3.11", "python3.11": "python3.11", "node": "nodejs20"}
 _RUNTIMES["nodejs20"] = "nodejs20"
 #: Node's fetch (undici) compiles WebAssembly, whose memory is a reservation of about
@@ -64,9 +60,6 @@ _RUNTIMES["nodejs20"] = "nodejs20"
 _LIMITS = {"python3.11": Limits(memory_mb=256), "nodejs20": Limits(memory_mb=12 * 1024)}
 _SINK = Path(__file__).with_name("sink.py")
 _PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
-#: where the sandbox may write without it being worth a look (its own tmpfs, /dev/null)
-_SCRATCH = ("/tmp/", "/dev/")  # noqa: S108
-_STARTUP_SUFFIXES = (".pth", "sitecustomize.py", "usercustomize.py", ".bashrc", ".profile")
 
 
 @dataclass(frozen=True)
@@ -121,9 +114,9 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
             verdict=Verdict.REVIEW,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-    findings = _unique([*_network_findings(record, canaries, plan), *_trace_findings(trace)])
+    findings = judge(record, trace, canaries, plan.egress, plan.secrets)
     if not any(event["kind"] == "done" for event in trace):
-        findings.append(_finding(
+        findings.append(make_finding(
             "detonation-incomplete",
             "the detonation did not finish: the code exited, crashed or blocked past the budget",
             Verdict.REVIEW, f"exit status {record.get('exit')}",
@@ -216,14 +209,21 @@ async def _run(
     try:
         stdout, _ = await asyncio.wait_for(process.communicate(), plan.budget_s + 3)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, 9)
-        await process.wait()
+        await _kill(process)
         stdout = b""
+    except BaseException:  # cancelled (the entrypoint did not load): nothing outlives it
+        await asyncio.shield(_kill(process))
+        raise
     record: dict[str, Any] = {}
     with contextlib.suppress(OSError, ValueError):
         record = json.loads(out.read_text())
     return _parse_trace(stdout), record
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, 9)
+    await process.wait()
 
 
 def _parse_trace(stdout: bytes) -> list[dict[str, Any]]:
@@ -234,95 +234,3 @@ def _parse_trace(stdout: bytes) -> list[dict[str, Any]]:
             if isinstance(event, dict) and isinstance(event.get("kind"), str):
                 events.append(event)
     return events
-
-
-def _unique(findings: list[Finding]) -> list[Finding]:
-    """One finding per (rule, message): the same leak repeated by every call is one leak."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for finding in findings:
-        if (finding.rule, finding.message) not in seen:
-            seen.add((finding.rule, finding.message))
-            out.append(finding)
-    return out
-
-
-def _declared(host: str, egress: tuple[str, ...]) -> bool:
-    host = host.lower().rstrip(".")
-    for rule in egress:
-        pattern = rule.lower().rsplit(":", 1)[0] if rule.count(":") == 1 else rule.lower()
-        pattern = pattern.strip("[]").rstrip(".")
-        if host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:])):
-            return True
-    return False
-
-
-def _finding(rule: str, message: str, severity: Verdict, evidence: str) -> Finding:
-    return Finding(
-        rule=rule,
-        message=message,
-        source="detonation",
-        severity=severity,
-        evidence=evidence[: _EVIDENCE_BYTES * 2],
-    )
-
-
-def _network_findings(
-    record: dict[str, Any], canaries: Canaries, plan: Detonation
-) -> list[Finding]:
-    findings: list[Finding] = []
-    own = {f"env:{name}" for name in plan.secrets}
-    for name in record.get("names", []):
-        leaked = canaries.found_in(name.encode())
-        if leaked:
-            findings.append(_finding(
-                "detonation-canary-exfiltration", f"canary {', '.join(leaked)} sent in a DNS name",
-                Verdict.REJECT, f"DNS query {name!r}",
-            ))  # fmt: skip
-        elif not _declared(name, plan.egress):
-            findings.append(_finding(
-                "detonation-undeclared-egress", f"looked up {name[:100]}, not in the spec's egress",
-                Verdict.REVIEW, f"DNS query {name!r}",
-            ))  # fmt: skip
-    for conn in record.get("connections", []):
-        host, port = str(conn.get("host")), conn.get("port")
-        data = base64.b64decode(conn.get("data") or "")
-        declared = _declared(host, plan.egress)
-        leaked = [o for o in canaries.found_in(data) if not (declared and o in own)]
-        where = f"{host}:{port}" + (f" (TLS, SNI {conn.get('sni')})" if conn.get("tls") else "")
-        evidence = f"{where} received {data[:_EVIDENCE_BYTES]!r}"
-        if leaked:
-            findings.append(_finding(
-                "detonation-canary-exfiltration", f"canary {', '.join(leaked)} sent to {where}",
-                Verdict.REJECT, evidence,
-            ))  # fmt: skip
-        elif not declared and host not in record.get("names", []):
-            findings.append(_finding(
-                "detonation-undeclared-egress", f"connected to {where} (no name looked up)",
-                Verdict.REVIEW, evidence,
-            ))  # fmt: skip
-    return findings
-
-
-def _trace_findings(trace: list[dict[str, Any]]) -> list[Finding]:
-    findings: list[Finding] = []
-    for event in trace:
-        kind, evidence = event["kind"], json.dumps(event)[:_EVIDENCE_BYTES]
-        path = str(event.get("path", ""))
-        if kind == "process":
-            findings.append(_finding(
-                "detonation-process", "the code started a process", Verdict.REVIEW, evidence
-            ))  # fmt: skip
-        elif kind == "credential_read":
-            findings.append(_finding(
-                "detonation-credential-read", f"the code read {path}", Verdict.REVIEW, evidence
-            ))  # fmt: skip
-        elif kind == "file_write" and path.endswith(_STARTUP_SUFFIXES):
-            findings.append(_finding(
-                "detonation-startup-file", f"the code wrote {path}", Verdict.REVIEW, evidence
-            ))  # fmt: skip
-        elif kind == "file_write" and not path.startswith(_SCRATCH):
-            findings.append(_finding(
-                "detonation-write-outside-tmp", f"the code wrote {path}", Verdict.REVIEW, evidence
-            ))  # fmt: skip
-    return findings

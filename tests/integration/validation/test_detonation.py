@@ -156,3 +156,73 @@ async def test_adversarial_benign_samples_are_allowed(sample: str) -> None:
     plan = Detonation(egress=tuple(meta.get("egress", ())), secrets=tuple(meta.get("secrets", ())))
     stage = await _run(directory, runtime, plan)
     assert stage.verdict is Verdict.ALLOW, stage.findings
+
+
+async def test_a_tool_wrapper_calling_an_undeclared_api_is_allowed_with_notes(
+    tmp_path: Path,
+) -> None:
+    """What a benign function does: runs a program with arguments, calls a public API its
+    spec does not list (blocked when serving), and writes a temporary file (O_TMPFILE opens
+    /tmp itself). Notes, with evidence; nothing held."""
+    code = _code(tmp_path, {"handler.py": (
+        "import subprocess, tempfile, urllib.request\n"
+        "def handle(event, context):\n"
+        "    with tempfile.TemporaryFile() as f:\n"
+        "        f.write(b'x')\n"
+        "    subprocess.run(['date', '+%s'], capture_output=True, check=False)\n"
+        "    try:\n"
+        "        urllib.request.urlopen('https://api.frankfurter.app/latest', timeout=2)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11")
+    assert stage.verdict is Verdict.ALLOW, stage.findings
+    assert {"detonation-process", "detonation-undeclared-host"} <= _rules(stage)
+    assert all(f.evidence for f in stage.findings)
+
+
+async def test_a_node_handler_whose_promise_never_settles_completes(tmp_path: Path) -> None:
+    """The sink's empty answer breaks JSON.parse in a response callback: the call's promise
+    never settles and the event loop drains. The detonation is over, not incomplete."""
+    code = _code(tmp_path, {"handler.js": (
+        "const https = require('https');\n"
+        "exports.handle = async () => new Promise((resolve, reject) => {\n"
+        "  https.get('https://api.frankfurter.app/latest', (res) => {\n"
+        "    let b = ''; res.on('data', (d) => (b += d));\n"
+        "    res.on('end', () => resolve(JSON.parse(b)));\n"
+        "  }).on('error', reject);\n"
+        "});\n"
+    )})  # fmt: skip
+    stage = await _run(code, "nodejs20")
+    assert "detonation-incomplete" not in _rules(stage), stage.findings
+    assert stage.verdict is Verdict.ALLOW, stage.findings
+
+
+@pytest.mark.parametrize(
+    ("runtime", "source"),
+    [
+        ("python3.11", "import subprocess\ndef handle(e, c):\n"
+         "    subprocess.Popen(['sleep', '60'], start_new_session=True)\n"),
+        ("python3.11", "import subprocess\ndef handle(e, c):\n"
+         "    subprocess.run('date', shell=True)\n"),
+        ("python3.11", "import subprocess, sys\ndef handle(e, c):\n"
+         "    subprocess.run([sys.executable, '-c', 'pass'])\n"),
+        ("python3.11", "import os, shutil, subprocess\ndef handle(e, c):\n"
+         "    shutil.copy('/bin/true', '/tmp/.u'); os.chmod('/tmp/.u', 0o755)\n"
+         "    subprocess.run(['./.u'], cwd='/tmp')\n"),
+        ("nodejs20", "const cp = require('child_process');\n"
+         "exports.handle = async () => { cp.execSync('date'); };\n"),
+        ("nodejs20", "const cp = require('child_process');\n"
+         "exports.handle = async () => { cp.spawnSync('/bin/true', [], { shell: true }); };\n"),
+    ],
+    ids=["py-new-session", "py-shell", "py-inline-code", "py-program-in-tmp", "node-exec",
+         "node-shell-option"],
+)  # fmt: skip
+async def test_processes_that_hide_or_run_text_are_held(
+    tmp_path: Path, runtime: str, source: str
+) -> None:
+    name = "handler.py" if runtime.startswith("python") else "handler.js"
+    stage = await _run(_code(tmp_path, {name: source}), runtime)
+    held = [f for f in stage.findings if f.rule == "detonation-process"]
+    assert any(f.severity is Verdict.REVIEW for f in held), stage.findings
+    assert stage.verdict is Verdict.REVIEW
