@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import os
 import shutil
-import sys
-import tempfile
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +42,7 @@ from sless.sandbox import (
     default_runtimes_dir,
 )
 from sless.sandbox import seccomp as seccomp_filter
+from sless.validation import recording
 from sless.validation.behaviour import finding as make_finding
 from sless.validation.behaviour import judge
 from sless.validation.canaries import PRODUCTION_ENV, Canaries, make_canaries
@@ -58,8 +59,6 @@ _RUNTIMES["nodejs20"] = "nodejs20"
 #: allocate Wasm memory". RLIMIT_AS bounds address space, not memory; see the blind spots
 #: in docs/VALIDATION.md for the detonation's lack of a memory cgroup.
 _LIMITS = {"python3.11": Limits(memory_mb=256), "nodejs20": Limits(memory_mb=12 * 1024)}
-_SINK = Path(__file__).with_name("sink.py")
-_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass(frozen=True)
@@ -99,13 +98,12 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
         detail = reason or f"no detonation harness for {runtime}"
         return StageResult(name="detonation", status="skipped", detail=detail)
     canaries = make_canaries(plan.secrets)
-    with tempfile.TemporaryDirectory(prefix="sless-detonate-") as tmp:
-        work = Path(tmp)
-        # the sandbox's uid reaches its public directory (the CA, resolv.conf) through here
-        # traverse only (no listing): the work directory holds the sink key and record
-        os.chmod(work, 0o711)  # noqa: S103
-        code = await asyncio.to_thread(_private_copy, directory, work / "code")
-        trace, record = await _run(work, code, _RUNTIMES[runtime], entrypoint, plan, canaries)
+    network = await asyncio.to_thread(recording.take, DETONATION_HOST_ID)
+    try:
+        code = await asyncio.to_thread(_private_copy, directory, network.work / "code")
+        trace, record = await _run(network, code, _RUNTIMES[runtime], entrypoint, plan, canaries)
+    finally:
+        await asyncio.shield(asyncio.to_thread(recording.discard, network))
     if "connections" not in record:
         return StageResult(
             name="detonation",
@@ -170,60 +168,46 @@ def _spec(
 
 
 async def _run(
-    work: Path, directory: Path, runtime: str, entrypoint: str, plan: Detonation, canaries: Canaries
+    network: recording.Network,
+    directory: Path,
+    runtime: str,
+    entrypoint: str,
+    plan: Detonation,
+    canaries: Canaries,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    spec = _spec(work, directory, runtime, entrypoint, plan, canaries)
-    spec.socket_dir.mkdir()
-    os.chown(spec.socket_dir, DETONATION_HOST_ID, DETONATION_HOST_ID)
+    spec = _spec(network.work, directory, runtime, entrypoint, plan, canaries)
     command = build_command(
         spec,
         runtimes_dir=default_runtimes_dir(),
         bwrap="bwrap",
         unsafe_no_sandbox=False,
-        host=HostLayout.discover(),
+        host=_host_layout(),
         script="detonate",
     )
-    seccomp_fd = seccomp_filter.program_fd()
-    out = work / "record.json"
     argv = [
-        "unshare", "--net", "--mount", "--propagation", "private", "--",
-        sys.executable, "-I", str(_SINK), str(out), str(spec.socket_dir),
-        "--", "setpriv", f"--reuid={DETONATION_HOST_ID}", f"--regid={DETONATION_HOST_ID}",
-        "--clear-groups", "--", command.argv[0], "--seccomp", str(seccomp_fd), *command.argv[1:],
+        "setpriv", f"--reuid={DETONATION_HOST_ID}", f"--regid={DETONATION_HOST_ID}",
+        "--clear-groups", "--", command.argv[0], "--seccomp", str(network.seccomp_fd),
+        *command.argv[1:],
     ]  # fmt: skip
+    line = json.dumps(argv).encode() + b"\n"
+    process = network.process
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env={
-                "PATH": os.environ.get("PATH", _PATH),
-                "SLESS_PASS_FDS": str(seccomp_fd),
-            },
-            pass_fds=(seccomp_fd,),
-            start_new_session=True,
-        )
-    finally:
-        os.close(seccomp_fd)
-    try:
-        stdout, _ = await asyncio.wait_for(process.communicate(), plan.budget_s + 3)
-    except TimeoutError:
-        await _kill(process)
-        stdout = b""
+        stdout, _ = await asyncio.to_thread(process.communicate, line, plan.budget_s + 3)
+    except subprocess.TimeoutExpired:
+        stdout = b""  # discard() kills what is left
     except BaseException:  # cancelled (the entrypoint did not load): nothing outlives it
-        await asyncio.shield(_kill(process))
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
         raise
     record: dict[str, Any] = {}
     with contextlib.suppress(OSError, ValueError):
-        record = json.loads(out.read_text())
+        record = json.loads(network.record.read_text())
     return _parse_trace(stdout), record
 
 
-async def _kill(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, 9)
-    await process.wait()
+@functools.cache
+def _host_layout() -> HostLayout:
+    return HostLayout.discover()
 
 
 def _parse_trace(stdout: bytes) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """The recording network of a detonation: a network namespace that leads nowhere.
 
 Run as root inside a fresh network and mount namespace (``unshare --net --mount``, see
-``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``. It
+``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``, or with
+``--wait`` instead of ``-- COMMAND...`` to read the command as a JSON list from stdin once
+the network is ready (made ahead of time, ``recording``). It
 
 - brings up ``lo``, routes every IPv4 address to it, and adds an nftables rule that
   redirects every TCP connection not bound for loopback to the sink's port and every UDP
@@ -28,6 +30,7 @@ import datetime
 import ipaddress
 import json
 import os
+import shutil
 import socket
 import ssl
 import struct
@@ -264,7 +267,9 @@ def _serve_tcp(record: Record, certs: _Certificates) -> None:
 
 
 def main(argv: list[str]) -> int:
-    out, ca_dir, command = Path(argv[0]), Path(argv[1]), argv[3:]
+    out, ca_dir = Path(argv[0]), Path(argv[1])
+    wait = argv[2] == "--wait"
+    command = [] if wait else argv[3:]
     _setup_network()
     record = Record()
     certs = _Certificates(ca_dir, out.parent)
@@ -274,7 +279,13 @@ def main(argv: list[str]) -> int:
     resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
     subprocess.run(["mount", "--bind", str(resolv), "/etc/resolv.conf"], check=True)
     fds = tuple(int(fd) for fd in os.environ.get("SLESS_PASS_FDS", "").split(",") if fd)
-    result = subprocess.run(command, pass_fds=fds, check=False)
+    if wait:  # made ahead of time (recording.py): the command comes on stdin, once
+        line = sys.stdin.buffer.readline()
+        if not line:  # never used: the process that made it is gone
+            shutil.rmtree(out.parent, ignore_errors=True)
+            return 0
+        command = [str(part) for part in json.loads(line)]
+    result = subprocess.run(command, pass_fds=fds, stdin=subprocess.DEVNULL, check=False)
     # connections still being read get their last chance
     for thread in list(record.handlers):
         thread.join(_READ_TIMEOUT_S)
