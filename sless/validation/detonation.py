@@ -98,7 +98,7 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
         detail = reason or f"no detonation harness for {runtime}"
         return StageResult(name="detonation", status="skipped", detail=detail)
     canaries = make_canaries(plan.secrets)
-    network = await asyncio.to_thread(recording.take, DETONATION_HOST_ID)
+    network = await _take_network()
     try:
         code = await asyncio.to_thread(_private_copy, directory, network.work / "code")
         trace, record = await _run(network, code, _RUNTIMES[runtime], entrypoint, plan, canaries)
@@ -129,6 +129,21 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
         detail=f"{len(record.get('connections', []))} connections, {len(trace)} events",
         duration_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+async def _take_network() -> recording.Network:
+    """A recording network; cancelled while it is handed out, it is discarded, not lost."""
+    taking = asyncio.ensure_future(asyncio.to_thread(recording.take, DETONATION_HOST_ID))
+    try:
+        return await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        taking.add_done_callback(_discard_taken)
+        raise
+
+
+def _discard_taken(taking: asyncio.Future[recording.Network]) -> None:
+    if not taking.cancelled() and taking.exception() is None:
+        recording.discard(taking.result())
 
 
 def _private_copy(directory: Path, target: Path) -> Path:

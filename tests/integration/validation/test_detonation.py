@@ -226,3 +226,52 @@ async def test_processes_that_hide_or_run_text_are_held(
     held = [f for f in stage.findings if f.rule == "detonation-process"]
     assert any(f.severity is Verdict.REVIEW for f in held), stage.findings
     assert stage.verdict is Verdict.REVIEW
+
+
+def _our_detonations() -> set[str]:
+    """The command lines of this process's descendants that belong to a detonation."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found = set()
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, os.getpid()):
+            ancestor = parents.get(ancestor)
+        if ancestor == os.getpid():
+            try:
+                cmdline = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"sless-detonate-" in cmdline:
+                found.add(cmdline.decode(errors="replace"))
+    return found
+
+
+async def test_a_cancelled_detonation_leaves_nothing_running(tmp_path: Path) -> None:
+    """The pipeline cancels the detonation when the entrypoint does not load: its sandbox
+    and recording network go with it; only the network made ready for the next upload
+    stays."""
+    import asyncio
+
+    from sless.validation import recording
+
+    code = _code(tmp_path, {"handler.py": "import time\ndef handle(e, c):\n    time.sleep(30)\n"})
+    running = asyncio.ensure_future(_run(code, "python3.11", Detonation(budget_s=60.0)))
+    await asyncio.sleep(0.5)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    ready = recording._ready
+    assert ready is not None
+    for _ in range(100):  # discarding runs in a thread: wait for it, then check
+        left = {c for c in _our_detonations() if str(ready.work) not in c}
+        if not left:
+            break
+        await asyncio.sleep(0.1)
+    assert not left, left
