@@ -4,11 +4,12 @@ The policy is by behaviour class, in one place (docs/VALIDATION.md, "Verdicts"):
 
 - **reject**: a canary reached the sink, except a declared secret sent to a declared host.
 - **review**: behaviour that has no ordinary place in a function, whatever it is for: a
-  connection to an address no name was looked up for, a credential file read, a startup
-  file written, a file written outside the sandbox's scratch space, and a process that
-  runs code given as text (a shell command line, ``python -c``, ``node -e``), a program
-  from a writable location (downloaded or written at run time), a detached process, or a
-  fork of the interpreter.
+  connection to an address no name was looked up for, a DNS name that carries data (in
+  Kubernetes DNS leaves whatever the egress), a credential file read, a startup file
+  written, a file written outside the sandbox's scratch space, and a process that runs
+  code given as text (a shell command line, ``python -c``, ``node -e``), a program or
+  script from a writable location (downloaded or written at run time), a detached
+  process, or a fork of the interpreter.
 - **note** (severity ``allow``, kept in the report with its evidence and given to the LLM
   reviewer): behaviour that benign functions have too. A named host the spec's ``egress``
   does not declare is one: the sandbox and the NetworkPolicies block it when the function
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import posixpath
 from typing import Any
 
@@ -39,6 +41,13 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh", "busybox", "fish
 _INTERPRETERS = ("python", "node", "perl", "ruby", "php", "lua", "deno", "bun")
 _INLINE_FLAGS = frozenset({"-c", "-e", "-E", "--eval", "-p", "--print", "-r"})
 _DETACHERS = frozenset({"nohup", "setsid", "disown", "daemonize", "start-stop-daemon"})
+#: programs whose program is text (awk's first argument is code)
+_TEXT_PROGRAMS = frozenset({"awk", "gawk", "mawk", "nawk"})
+#: programs that run the program named in their arguments
+_LAUNCHERS = frozenset({"env", "nice", "timeout", "stdbuf", "ionice", "chrt", "taskset",
+                        "time", "sudo", "doas", "xargs", "exec"})  # fmt: skip
+#: a DNS label this long, dense and mixed is data, not a name (_carries_data)
+_DATA_LABEL = 24
 
 
 def judge(
@@ -98,6 +107,11 @@ def _network_findings(
                 "detonation-canary-exfiltration", f"canary {', '.join(leaked)} sent in a DNS name",
                 Verdict.REJECT, f"DNS query {name!r}",
             ))  # fmt: skip
+        elif not declared(name, egress) and _carries_data(name):
+            findings.append(finding(
+                "detonation-dns-data", f"looked up {name[:100]}, a name that carries data",
+                Verdict.REVIEW, f"DNS query {name!r}",
+            ))  # fmt: skip
         elif not declared(name, egress):
             findings.append(_undeclared_host(name, f"DNS query {name!r}"))
     for conn in record.get("connections", []):
@@ -120,6 +134,21 @@ def _network_findings(
         elif not is_declared:
             findings.append(_undeclared_host(host, evidence))
     return findings
+
+
+def _carries_data(name: str) -> bool:
+    """A label no one names a host by: 24 or more letters and digits, both, without a
+    hyphen, and dense (3.5 bits per character or more): hex, base32 or base36 of data.
+    In Kubernetes, DNS leaves the namespace whatever the egress: such a name is the channel."""
+    for label in name.lower().split("."):
+        if len(label) < _DATA_LABEL or not label.isalnum() or not label.isascii():
+            continue
+        if label.isalpha() or label.isdigit():
+            continue
+        counts = [label.count(c) for c in set(label)]
+        if -sum(n / len(label) * math.log2(n / len(label)) for n in counts) >= 3.5:
+            return True
+    return False
 
 
 def _undeclared_host(host: str, evidence: str) -> Finding:
@@ -168,16 +197,28 @@ def _process_concern(event: dict[str, Any]) -> str | None:
     program = str(event.get("program") or "")
     args = [str(a) for a in event.get("args") or []]
     base = posixpath.basename(program)
-    if event.get("shell") or base in _SHELLS:
+    while base in _LAUNCHERS and len(args) > 1:  # env python -c ..., timeout 5 sh -c ...
+        rest = [a for a in args[1:] if not a.startswith("-") and "=" not in a]
+        rest = [a for a in rest if not a.replace(".", "").isdigit()]
+        if not rest:
+            break
+        args = args[args.index(rest[0]) :]
+        program, base = rest[0], posixpath.basename(rest[0])
+    if event.get("shell") or base in _SHELLS or base in _TEXT_PROGRAMS:
         return "ran a shell command line"
     if base.startswith(_INTERPRETERS) and _INLINE_FLAGS & set(args[1:]):
         return "ran an interpreter on code given as text"
     if event.get("detached") or base in _DETACHERS:
         return "started a detached process"
+    cwd = str(event.get("cwd") or "/code")
+    script = next((a for a in args[1:] if not a.startswith("-")), "")
+    if base.startswith(_INTERPRETERS) and "-m" not in args and script:  # noqa: SIM102
+        if _under(posixpath.normpath(posixpath.join(cwd, script)), _WRITABLE):
+            return "ran a script from a writable location (written or downloaded at run time)"
     if not program:
         return "started a process it hid the program of"
     if "/" in program:  # a relative path runs from the call's working directory
-        program = posixpath.normpath(posixpath.join(str(event.get("cwd") or "/code"), program))
+        program = posixpath.normpath(posixpath.join(cwd, program))
         if _under(program, _WRITABLE):
             return "ran a program from a writable location (written or downloaded at run time)"
     return None

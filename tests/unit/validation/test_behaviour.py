@@ -55,6 +55,12 @@ def _conn(host: str, data: bytes, port: int = 443) -> dict[str, Any]:
         _process("/dev/shm/x", ["x"]),
         _process("/bin/true", ["/bin/true"], detached=True),
         _process("nohup", ["nohup", "/usr/bin/git", "fetch"]),
+        _process("/usr/bin/python3", ["python3", "/tmp/.cache/u.py"]),
+        _process("node", ["node", "/dev/shm/x.js"]),
+        _process("/usr/bin/env", ["env", "LC_ALL=C", "python3", "-c", "import os"]),
+        _process("timeout", ["timeout", "5", "sh", "-c", "id"]),
+        _process("nice", ["nice", "-n", "5", "/tmp/.k"]),
+        _process("awk", ["awk", "BEGIN { system(\"id\") }"]),
         {"kind": "process", "event": "os.fork", "argv": ""},
         {"kind": "process", "event": "os.forkpty", "argv": ""},
         _process("", []),
@@ -76,6 +82,8 @@ def test_a_process_that_runs_text_downloads_or_hides_is_held(event: dict[str, An
         _process("date", ["date", "+%Y-%m-%dT%H:%M:%S%z"]),
         _process("ffmpeg", ["ffmpeg", "-y", "-i", "/tmp/a.mp4", "/tmp/b.jpg"]),
         _process("bin/convert", ["bin/convert", "in.png"]),  # shipped in the upload
+        _process("node", ["node", "/code/tools/render.js", "/tmp/input.json"]),
+        _process("python3", ["python3", "-m", "json.tool", "/tmp/in.json"]),
     ],
 )
 def test_a_program_started_with_arguments_is_a_note(event: dict[str, Any]) -> None:
@@ -138,3 +146,34 @@ def test_a_declared_secret_to_its_declared_host_is_allowed_but_not_another() -> 
     assert _judge(record=record, **declared) == []
     record["connections"].append(_conn("api.pay.example.com", f"GET /?t={other} HTTP/1.1".encode()))
     assert strictest(_judge(record=record, **declared)) is Verdict.REJECT
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # a canary transformed beyond base64/hex (XOR, encryption) in DNS labels: in
+        # Kubernetes, DNS leaves the namespace whatever the egress
+        "9f3a71c2e84b05d6a1f09e37c4b28d5e.t.example.org",
+        "mzxw6ytboi2dkmrtgq3tsnzqgm4dcnrq.x.example.net",
+        "k7q2x9v4m1n8b3c6z5w0p7r2t4y9u1i3o8e6a5s2d4f7.c.example.com",
+    ],
+)
+def test_an_undeclared_name_that_carries_data_is_held(name: str) -> None:
+    findings = _judge(record={"names": [name], "connections": []})
+    assert strictest(findings) is Verdict.REVIEW, findings
+    assert findings[0].rule == "detonation-dns-data"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "api.frankfurter.app",
+        "my-company-production-logs-bucket-2024.s3.eu-west-1.amazonaws.com",
+        "d1a2b3c4d5e6f7.cloudfront.net",
+        "abcdefghijklmnopqrst.supabase.co",
+        "ec2-54-12-34-56.compute-1.amazonaws.com",
+    ],
+)
+def test_an_undeclared_ordinary_name_is_a_note(name: str) -> None:
+    findings = _judge(record={"names": [name], "connections": []})
+    assert [f.severity for f in findings] == [Verdict.ALLOW], findings
