@@ -52,9 +52,25 @@ function wrap(obj, name, check) {
   };
 }
 
+// the program, its arguments, and whether it runs through a shell or detached
+function processEvent(name, cmd, a, b) {
+  const args = Array.isArray(a) ? a.map((x) => String(x).slice(0, 100)).slice(0, 20) : [];
+  const raw = Array.isArray(a) ? b : a;
+  const opts = raw && typeof raw === 'object' ? raw : {};
+  const fork = name === 'fork';
+  return {
+    event: `child_process.${name}`,
+    argv: JSON.stringify([cmd, a]).slice(0, 400),
+    program: fork ? process.execPath : String(cmd === undefined || cmd === null ? '' : cmd).slice(0, 300),
+    args: fork ? ['node', String(cmd).slice(0, 300), ...args] : [String(cmd).slice(0, 100), ...args],
+    cwd: String(opts.cwd || process.cwd()).slice(0, 300),
+    shell: name === 'exec' || name === 'execSync' || Boolean(opts.shell),
+    detached: Boolean(opts.detached),
+  };
+}
+
 for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
-  wrap(childProcess, name, (cmd, args) =>
-    emit('process', { event: `child_process.${name}`, argv: JSON.stringify([cmd, args]).slice(0, 400) }));
+  wrap(childProcess, name, (cmd, a, b) => emit('process', processEvent(name, cmd, a, b)));
 }
 
 function resolved(p) {
@@ -145,7 +161,17 @@ async function load() {
   return typeof func === 'function' ? func : undefined;
 }
 
+let finished = false;
+function finish() {
+  if (finished) return;
+  finished = true;
+  emit('done', { budget_left: (deadline - realNow()) / 1000 });
+  process.exit(0);
+}
+
 async function main() {
+  // nothing left to run (the calls' promises can never settle): the detonation is over
+  process.on('beforeExit', finish);
   process.on('uncaughtException', (e) => emit('error', { type: String(e && e.name) }));
   process.on('unhandledRejection', (e) => emit('error', { type: String(e && e.name) }));
   let func;
@@ -164,8 +190,7 @@ async function main() {
     }
     await within(Promise.all(calls), deadline - realNow());
   }
-  emit('done', { budget_left: (deadline - realNow()) / 1000 });
-  process.exit(0);
+  finish();
 }
 
 main();

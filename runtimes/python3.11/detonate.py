@@ -57,6 +57,7 @@ def _hook(event, args):
         path, mode, flags = (list(args) + [None, None, None])[:3]
         if not isinstance(path, str):
             return
+        path = os.path.abspath(path)
         if any(path.startswith(p) for p in _CRED_PATHS):
             _emit("credential_read", path=path)
         elif _open_mode_writes(mode, flags):
@@ -66,7 +67,7 @@ def _hook(event, args):
     elif event == "socket.getaddrinfo":
         _emit("lookup", host=str(args[0])[:255])
     elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"):
-        _emit("process", event=event, argv=repr(args[:2])[:400])
+        _emit("process", event=event, argv=repr(args[:2])[:400], **_process(event, args))
     elif event in ("os.fork", "os.forkpty"):
         _emit("process", event=event, argv="")
     elif event == "ctypes.dlopen":
@@ -75,7 +76,39 @@ def _hook(event, args):
         # imports compile their .py files too; code compiled from a string is the signal
         _emit("dynamic_code", source=repr(args[0])[:200])
     elif event in ("os.rename", "os.symlink", "os.link", "os.chmod") and args:
-        _emit("file_write", path=str(args[0])[:300], event=event)
+        target = args[1] if event in ("os.rename", "os.symlink", "os.link") else args[0]
+        if isinstance(target, str):
+            _emit("file_write", path=os.path.abspath(target)[:300], event=event)
+
+
+def _process(event, args):
+    """The program, its arguments, and whether it runs through a shell or detached."""
+    if event == "os.system":
+        command = args[0].decode(errors="replace") if isinstance(args[0], bytes) else args[0]
+        return {"program": "/bin/sh", "args": ["sh", "-c", str(command)[:300]], "shell": True}
+    if event == "os.spawn":
+        args = args[1:]
+    program, argv = args[0], args[1] if len(args) > 1 else None
+    argv = [str(a)[:100] for a in argv][:20] if isinstance(argv, (list, tuple)) else [str(argv)]
+    if program is None:
+        program = argv[0] if argv else ""
+    program = os.fsdecode(program) if isinstance(program, bytes) else str(program)
+    cwd = args[2] if event == "subprocess.Popen" and len(args) > 2 and args[2] else os.getcwd()
+    return {"program": program[:300], "args": argv, "cwd": str(cwd)[:300], "detached": _detached()}
+
+
+def _detached():
+    """Whether the Popen being started gets a session or process group of its own."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_execute_child":
+            local = frame.f_locals
+            group = local.get("process_group")
+            setsid = local.get("preexec_fn") in (os.setsid, os.setpgrp)
+            new_group = group is not None and group >= 0
+            return bool(local.get("start_new_session") or new_group or setsid)
+        frame = frame.f_back
+    return False
 
 
 #: each call runs on its own thread with its own clock offset, so that the calls run at once

@@ -142,19 +142,20 @@ class Validator:
         manifests = asyncio.ensure_future(
             asyncio.to_thread(check_manifests, directory, self.settings.npm_registry)
         )
-        try:
-            entry = await check_entrypoint(directory, runtime, entrypoint)
-        except BaseException:
-            await _cancel(static, manifests)
-            raise
-        if entry.verdict is Verdict.REJECT:
-            await _cancel(static, manifests)
-            return [entry]
-        # the detonation runs the code, so only once its entrypoint is known to load; it
-        # runs alongside static, and the LLM review gets its trace as evidence
+        # the detonation starts with them too: it runs in the serving sandbox whatever the
+        # code is, so an entrypoint that does not load costs a cancelled run, not a risk.
+        # The LLM review gets its trace as evidence.
         detonated = asyncio.ensure_future(
             self._detonate(directory, runtime, entrypoint, detonation)
         )
+        try:
+            entry = await check_entrypoint(directory, runtime, entrypoint)
+        except BaseException:
+            await _cancel(static, manifests, detonated)
+            raise
+        if entry.verdict is Verdict.REJECT:
+            await _cancel(static, manifests, detonated)
+            return [entry]
         try:
             behaviour = await detonated
             llm = asyncio.ensure_future(

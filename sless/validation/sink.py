@@ -1,7 +1,9 @@
 """The recording network of a detonation: a network namespace that leads nowhere.
 
 Run as root inside a fresh network and mount namespace (``unshare --net --mount``, see
-``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``. It
+``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``, or with
+``--wait`` instead of ``-- COMMAND...`` to read the command as a JSON list from stdin once
+the network is ready (made ahead of time, ``recording``). It
 
 - brings up ``lo``, routes every IPv4 address to it, and adds an nftables rule that
   redirects every TCP connection not bound for loopback to the sink's port and every UDP
@@ -11,8 +13,9 @@ Run as root inside a fresh network and mount namespace (``unshare --net --mount`
   (DNS-name exfiltration included);
 - accepts TCP on any port (the original destination comes from ``SO_ORIGINAL_DST``),
   terminates TLS with a certificate for the name asked (signed by a CA made for this
-  detonation only, which the sandbox trusts), answers HTTP with an empty 200, and records
-  up to ``MAX_BYTES`` of what arrives;
+  detonation only, which the sandbox trusts), answers HTTP with an empty 200, greets a
+  client that waits for the server to speak (SMTP, FTP) and plays along with its commands
+  (``_converse``: log-in, one message), and records up to ``MAX_BYTES`` of what arrives;
 - runs COMMAND (the sandbox, already dropping to an unprivileged uid), and writes the
   record as JSON to OUT when it exits.
 
@@ -28,6 +31,7 @@ import datetime
 import ipaddress
 import json
 import os
+import shutil
 import socket
 import ssl
 import struct
@@ -42,6 +46,8 @@ DNS_PORT = 53
 MAX_BYTES = 64 * 1024
 _SO_ORIGINAL_DST = 80
 _READ_TIMEOUT_S = 0.3
+#: a client silent this long after connecting waits for the server to speak first
+_SERVER_FIRST_S = 0.15
 _NFT_RULES = f"""
 table ip sless_sink {{
   chain out {{
@@ -191,9 +197,22 @@ class _Certificates:
         return context
 
 
-def _read_some(conn: socket.socket | ssl.SSLSocket) -> bytes:
-    data = b""
+def _first_bytes(conn: socket.socket | ssl.SSLSocket) -> bytes | None:
+    """What the client sends first; None when it is silent, waiting for a greeting."""
+    conn.settimeout(_SERVER_FIRST_S)
+    try:
+        return conn.recv(MAX_BYTES)
+    except TimeoutError:
+        return None
+
+
+def _converse(conn: socket.socket | ssl.SSLSocket) -> bytes:
+    """Play the server of a server-first line protocol (SMTP, its AUTH, FTP's log-in)
+    far enough that the client sends what it came to send; record all of it. Only the
+    first word of a line is looked at."""
     conn.settimeout(_READ_TIMEOUT_S)
+    conn.sendall(b"220 sink ready\r\n")
+    data, pending, in_body, prompts = b"", b"", False, 0
     while len(data) < MAX_BYTES:
         try:
             chunk = conn.recv(MAX_BYTES - len(data))
@@ -202,12 +221,69 @@ def _read_some(conn: socket.socket | ssl.SSLSocket) -> bytes:
         if not chunk:
             break
         data += chunk
-        if b"\r\n\r\n" in data and data[:8].split(b" ")[0].isalpha():
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = _content_length(head)
-            if len(body) >= length:
-                break
+        pending += chunk
+        while b"\n" in pending:
+            line, _, pending = pending.partition(b"\n")
+            line = line.rstrip(b"\r")
+            if in_body:
+                in_body = line != b"."
+                reply = b"" if in_body else b"250 queued\r\n"
+            elif prompts:
+                prompts -= 1
+                reply = b"334 UGFzc3dvcmQ6\r\n" if prompts else b"235 ok\r\n"
+            else:
+                reply, in_body, prompts = _reply(line)
+            if reply:
+                conn.sendall(reply)
+            if reply.startswith(b"221"):
+                return data
     return data
+
+
+def _reply(line: bytes) -> tuple[bytes, bool, int]:
+    """The answer to one command line: (reply, a message body follows, prompts left)."""
+    words = line.split()
+    verb = words[0].upper() if words else b""
+    if verb in (b"EHLO", b"HELO"):
+        return b"250-sink\r\n250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n", False, 0
+    if verb == b"AUTH":
+        if len(words) >= 3 or (len(words) == 2 and words[1].upper() != b"LOGIN"):
+            # PLAIN with its answer or LOGIN with the user: one prompt (the password) left
+            return (b"235 ok\r\n", False, 0) if words[1].upper() != b"LOGIN" else (
+                b"334 UGFzc3dvcmQ6\r\n", False, 1)  # fmt: skip
+        return b"334 VXNlcm5hbWU6\r\n", False, 2  # LOGIN: user, then password
+    if verb == b"DATA":
+        return b"354 go on\r\n", True, 0
+    if verb == b"QUIT":
+        return b"221 bye\r\n", False, 0
+    if verb == b"USER":
+        return b"331 password\r\n", False, 0
+    if verb == b"PASS":
+        return b"230 ok\r\n", False, 0
+    return b"250 ok\r\n", False, 0
+
+
+def _read_some(conn: socket.socket | ssl.SSLSocket, data: bytes) -> bytes:
+    """More of what the client sends after ``data`` (which is not returned again): up to the
+    end of an HTTP request, the connection's end, a pause, or ``MAX_BYTES``."""
+    start = len(data)
+    conn.settimeout(_READ_TIMEOUT_S)
+    while data and len(data) < MAX_BYTES and not _whole_request(data):
+        try:
+            chunk = conn.recv(MAX_BYTES - len(data))
+        except (TimeoutError, OSError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data[start:]
+
+
+def _whole_request(data: bytes) -> bool:
+    if b"\r\n\r\n" not in data or not data[:8].split(b" ")[0].isalpha():
+        return False
+    head, _, body = data.partition(b"\r\n\r\n")
+    return len(body) >= _content_length(head)
 
 
 def _content_length(head: bytes) -> int:
@@ -227,15 +303,23 @@ def _handle(conn: socket.socket, record: Record, certs: _Certificates) -> None:
         entry = {"host": host, "port": port, "tls": False, "data": ""}
         with record.lock:
             record.connections.append(entry)
-        conn.settimeout(_READ_TIMEOUT_S)
-        first = conn.recv(1, socket.MSG_PEEK)
+        conn.settimeout(_SERVER_FIRST_S)
+        try:
+            first = conn.recv(1, socket.MSG_PEEK)
+        except TimeoutError:
+            first = b""  # the client waits for the server to speak (SMTP, FTP)
         stream: socket.socket | ssl.SSLSocket = conn
         if first == b"\x16":
             entry["tls"] = True
             context = certs.context(host)
             context.sni_callback = lambda s, name, _c: _set_context(s, name, certs, entry)
+            conn.settimeout(_READ_TIMEOUT_S)
             stream = context.wrap_socket(conn, server_side=True)
-        data = _read_some(stream)
+        first_bytes = None if first == b"" else _first_bytes(stream)
+        if first_bytes is None:
+            entry["data"] = base64.b64encode(_converse(stream)).decode()
+            return
+        data = first_bytes + _read_some(stream, first_bytes)
         entry["data"] = base64.b64encode(data).decode()
         if data[:8].split(b" ")[0].isalpha():
             stream.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -264,7 +348,9 @@ def _serve_tcp(record: Record, certs: _Certificates) -> None:
 
 
 def main(argv: list[str]) -> int:
-    out, ca_dir, command = Path(argv[0]), Path(argv[1]), argv[3:]
+    out, ca_dir = Path(argv[0]), Path(argv[1])
+    wait = argv[2] == "--wait"
+    command = [] if wait else argv[3:]
     _setup_network()
     record = Record()
     certs = _Certificates(ca_dir, out.parent)
@@ -274,7 +360,13 @@ def main(argv: list[str]) -> int:
     resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
     subprocess.run(["mount", "--bind", str(resolv), "/etc/resolv.conf"], check=True)
     fds = tuple(int(fd) for fd in os.environ.get("SLESS_PASS_FDS", "").split(",") if fd)
-    result = subprocess.run(command, pass_fds=fds, check=False)
+    if wait:  # made ahead of time (recording.py): the command comes on stdin, once
+        line = sys.stdin.buffer.readline()
+        if not line:  # never used: the process that made it is gone
+            shutil.rmtree(out.parent, ignore_errors=True)
+            return 0
+        command = [str(part) for part in json.loads(line)]
+    result = subprocess.run(command, pass_fds=fds, stdin=subprocess.DEVNULL, check=False)
     # connections still being read get their last chance
     for thread in list(record.handlers):
         thread.join(_READ_TIMEOUT_S)

