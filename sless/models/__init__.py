@@ -30,6 +30,7 @@ from sless.models.functions import (
     VersionState,
     check_callback_url,
 )
+from sless.models.interfaces import Interface
 from sless.models.jobs import FunctionJob, FunctionJobStatus, JobPhase, JobSpec
 from sless.models.names import (
     MAX_NAME_LENGTH,
@@ -58,6 +59,7 @@ from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec
 
 __all__ = [
     "HELD_MESSAGE",
+    "Interface",
     "MAX_CALLBACK_URL_LENGTH",
     "MAX_FUNCTION_SECRETS",
     "MAX_NAME_LENGTH",
