@@ -395,23 +395,30 @@ class OpenFaaSAdapter {
       query: expressQuery(call),
       path: call.path,
     };
-    const [err, value, context] = await new Promise((resolve) => {
+    // [failure, value, context]; failure: 'thrown' (an exception) or 'failed' (fail(value)
+    // or an error passed to the callback)
+    const [failure, value, context] = await new Promise((resolve) => {
       let settled = false;
-      const done = (e, v) => {
+      const finish = (how, v) => {
         if (!settled) {
           settled = true;
-          resolve([e, v, context]);
+          resolve([how, v, context]);
         }
       };
+      const done = (e, v) => (e !== undefined && e !== null ? finish('failed', e) : finish(null, v));
       const context = new OpenFaaSContext(done);
       Promise.resolve()
         .then(() => this.func(event, context, done))
-        .then((r) => { if (!context.cbCalled) done(undefined, r); }, (e) => done(e || 'error', undefined));
+        .then((r) => { if (!context.cbCalled) done(undefined, r); }, (e) => finish('thrown', e));
     });
-    if (err !== undefined && err !== null) {
-      server.logError(call.invocationId, err);
-      const text = err && typeof err.toString === 'function' ? err.toString() : String(err);
-      return [500, { 'content-type': 'text/html; charset=utf-8' }, Buffer.from(text, 'utf8')];
+    if (failure !== null) {
+      server.logError(call.invocationId, value);
+      // the template answers 500 unless the function chose another status; an exception's
+      // text stays in the log (sless never sends one), a value given to fail() is sent
+      const status = context.statusCode === 200 ? 500 : checkStatus(context.statusCode, server);
+      const text = failure === 'thrown' ? 'Internal Server Error'
+        : (value && typeof value.toString === 'function' ? value.toString() : String(value));
+      return [status, { 'content-type': 'text/html; charset=utf-8' }, Buffer.from(text, 'utf8')];
     }
     const headers = server.checkedHeaders(Object.entries(context.headers() || {}));
     const status = checkStatus(context.status(), server);
