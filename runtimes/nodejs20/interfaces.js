@@ -495,29 +495,44 @@ class KnativeAdapter {
     try {
       result = await this.func(context, body);
     } catch (err) {
+      // faas-js-runtime answers err.code or 500; the exception's text stays in the log
       server.logError(call.invocationId, err);
-      return [500, { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('Internal Server Error')];
+      const code = err && Number.isInteger(err.code) && err.code >= 400 && err.code <= 599 ? err.code : 500;
+      return [code, { 'content-type': 'text/plain; charset=utf-8' }, Buffer.from('Internal Server Error')];
     }
-    if (result === undefined || result === null) return [204, {}, Buffer.alloc(0)];
-    let status = 200;
-    let headers = {};
-    let value = result;
-    const structured = typeof result === 'object' && !Buffer.isBuffer(result) &&
-      ('statusCode' in result || 'headers' in result);
-    if (structured) {
-      status = checkStatus(result.statusCode === undefined ? 200 : result.statusCode, server);
-      headers = server.checkedHeaders(Object.entries(result.headers || {}));
-      value = result.body;
-    }
-    let payload;
-    let type;
-    if (value === undefined || value === null) payload = Buffer.alloc(0);
-    else if (Buffer.isBuffer(value)) [payload, type] = [value, 'application/octet-stream'];
-    else if (typeof value === 'object') [payload, type] = [jsonBuffer(value), 'application/json; charset=utf-8'];
-    else [payload, type] = [Buffer.from(String(value), 'utf8'), 'text/plain; charset=utf-8'];
-    if (type && !hasContentType(headers)) headers['content-type'] = type;
-    return [status, headers, payload];
+    return knativeResponse(result, server);
   }
+}
+
+// func's Node.js runtime: JSON with CORS headers by default, nothing (or '') as 204, a string
+// as text/plain, an object's `headers`/`statusCode`/`body` when it has them, else the object
+function knativeResponse(result, server) {
+  const headers = {
+    'content-type': 'application/json; charset=utf8',
+    'access-control-allow-methods': 'OPTIONS, GET, DELETE, POST, PUT, HEAD, PATCH',
+    'access-control-allow-origin': '*',
+  };
+  if (!result) return [204, { ...headers, 'content-type': 'text/plain' }, Buffer.alloc(0)];
+  if (typeof result === 'string') {
+    return [200, { ...headers, 'content-type': 'text/plain; charset=utf8' }, Buffer.from(result, 'utf8')];
+  }
+  let status = 200;
+  if (result.headers && typeof result.headers === 'object') {
+    Object.assign(headers, server.checkedHeaders(Object.entries(result.headers)));
+  }
+  if (result.statusCode) status = checkStatus(result.statusCode, server);
+  let value = result;
+  if (result.body !== undefined) {
+    value = result.body;
+    if (typeof value === 'string') headers['content-type'] = 'text/plain; charset=utf8';
+    else if (typeof value === 'object') headers['content-type'] = 'application/json; charset=utf8';
+  }
+  let payload;
+  if (value === null) payload = Buffer.from('null');
+  else if (Buffer.isBuffer(value)) payload = value;
+  else if (typeof value === 'object') payload = jsonBuffer(value);
+  else payload = Buffer.from(String(value), 'utf8');
+  return [status, headers, payload];
 }
 
 const ADAPTERS = { lambda: LambdaAdapter, openfaas: OpenFaaSAdapter, knative: KnativeAdapter };
