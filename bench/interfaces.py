@@ -36,12 +36,15 @@ _ASGI = (
 )
 #: (runtime, interface) → {file: source}
 CODE: dict[tuple[str, str], dict[str, str]] = {
-    ("python3.11", "sless"): {"handler.py": "def handle(event, context):\n    return {'ok': True}\n"},
+    ("python3.11", "sless"): {
+        "handler.py": "def handle(event, context):\n    return {'ok': True}\n"
+    },
     ("python3.11", "lambda"): {
         "lambda_function.py": "def lambda_handler(event, context):\n    return {'ok': True}\n"
     },
     ("python3.11", "openfaas"): {
-        "handler.py": "def handle(event, context):\n    return {'statusCode': 200, 'body': {'ok': True}}\n"
+        "handler.py": "def handle(event, context):\n"
+        "    return {'statusCode': 200, 'body': {'ok': True}}\n"
     },
     ("python3.11", "knative"): {
         "function/__init__.py": "",
@@ -96,7 +99,9 @@ async def _call(session: aiohttp.ClientSession) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def measure(root: Path, runtime: str, interface: str, runs: int, calls: int) -> dict[str, list[float]]:
+async def measure(
+    root: Path, runtime: str, interface: str, runs: int, calls: int
+) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {"cold": [], "p50": []}
     for _ in range(runs):
         spec = _spec(root, runtime, interface)
@@ -121,7 +126,10 @@ def rows(args: argparse.Namespace) -> list[Row]:
         base = asyncio.run(measure(root, runtime, "sless", args.runs, args.calls))
         for interface in [i for r, i in CODE if r == runtime and i != "sless"]:
             figures = asyncio.run(measure(root, runtime, interface, args.runs, args.calls))
-            for key, label in (("cold", "cold start (start + first call)"), ("p50", "warm call p50")):
+            for key, label in (
+                ("cold", "cold start (start + first call)"),
+                ("p50", "warm call p50"),
+            ):
                 out.append(
                     Row(
                         measure=f"{runtime} {interface}: {label}",

@@ -31,7 +31,7 @@ def lambda_handler(event, context):
         "body": json.dumps({"message": f"Hello, {name}!", "function": context.function_name}),
     }
 ''',
-        "test_lambda_function.py": '''"""Run with `python test_lambda_function.py`: the handler without sless."""
+        "test_lambda_function.py": '''"""The handler alone: `python test_lambda_function.py`."""
 
 import json
 from types import SimpleNamespace
@@ -52,7 +52,7 @@ if __name__ == "__main__":
 ''',
     },
     ("nodejs20", "lambda"): {
-        "index.js": """// API Gateway (HTTP API, payload 2.0): GET ?name=Ada answers {"message": "Hello, Ada!"}
+        "index.js": """// API Gateway HTTP API: GET ?name=Ada answers {"message": "Hello, Ada!"}
 exports.handler = async (event, context) => {
   const name = (event.queryStringParameters || {}).name || "world";
   return {
@@ -68,7 +68,8 @@ const assert = require("node:assert");
 const { handler } = require("./index.js");
 
 test("handler", async () => {
-  const answer = await handler({ queryStringParameters: { name: "Ada" } }, { functionName: "NAME" });
+  const event = { queryStringParameters: { name: "Ada" } };
+  const answer = await handler(event, { functionName: "NAME" });
   assert.deepStrictEqual(JSON.parse(answer.body), { message: "Hello, Ada!", function: "NAME" });
 });
 """,
@@ -245,8 +246,8 @@ if __name__ == "__main__":
 ''',
     },
     ("python3.11", "wsgi"): {
-        "app.py": '''"""A WSGI app (Flask, Django... serve the same way): every path under the function's
-URL reaches it; GET /hello?name=Ada answers {"message": "Hello, Ada!"}."""
+        "app.py": '''"""A WSGI app (Flask, Django... serve the same way): every path under the
+function's URL reaches it; GET /hello?name=Ada answers {"message": "Hello, Ada!"}."""
 
 import json
 from urllib.parse import parse_qs

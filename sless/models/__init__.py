@@ -59,7 +59,6 @@ from sless.models.triggers import AmqpName, RabbitMQSource, Trigger, TriggerSpec
 
 __all__ = [
     "HELD_MESSAGE",
-    "Interface",
     "MAX_CALLBACK_URL_LENGTH",
     "MAX_FUNCTION_SECRETS",
     "MAX_NAME_LENGTH",
@@ -77,6 +76,7 @@ __all__ = [
     "FunctionSpec",
     "FunctionStatus",
     "FunctionVersion",
+    "Interface",
     "JobPhase",
     "JobSpec",
     "Name",

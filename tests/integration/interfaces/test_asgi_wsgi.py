@@ -20,7 +20,7 @@ from tests.support import deploy
 pytestmark = pytest.mark.integration
 
 ASGI_APP = {
-    "app.py": '''
+    "app.py": """
 import json
 
 events = []
@@ -72,7 +72,7 @@ async def respond(send, status, value):
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": json.dumps(value).encode()})
-'''
+"""
 }
 
 
@@ -120,7 +120,7 @@ def test_asgi_failed_startup_never_serves(gateway: RunningGateway, acme: httpx.C
 
 
 WSGI_APP = {
-    "app.py": '''
+    "app.py": """
 import json
 
 
@@ -132,7 +132,8 @@ def app(environ, start_response):
     if path == "/users" and method == "POST":
         length = int(environ.get("CONTENT_LENGTH") or 0)
         item = json.loads(environ["wsgi.input"].read(length))
-        return answer(start_response, "201 CREATED", {"created": item, "type": environ["CONTENT_TYPE"]})
+        created = {"created": item, "type": environ["CONTENT_TYPE"]}
+        return answer(start_response, "201 CREATED", created)
     if path == "/image":
         start_response("200 OK", [("Content-Type", "image/png")])
         return [bytes([0, 1]), bytes([2, 255])]
@@ -152,7 +153,7 @@ def app(environ, start_response):
 def answer(start_response, status, value):
     start_response(status, [("Content-Type", "application/json")])
     return [json.dumps(value).encode()]
-'''
+"""
 }
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 #: the python/http template, as `func create -l python` writes it
 PY_TEMPLATE = {
     "function/__init__.py": "from .func import new\n",
-    "function/func.py": '''
+    "function/func.py": """
 import logging
 
 
@@ -53,12 +53,12 @@ class Function:
 
     def ready(self):
         return True, "Ready"
-''',
+""",
 }
 
 PY_API = {
     "function/__init__.py": "from .func import new\n",
-    "function/func.py": '''
+    "function/func.py": """
 import json
 
 
@@ -106,14 +106,18 @@ class Function:
         status = 201 if scope["method"] == "POST" else 200
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": out})
-''',
+""",
 }
 
 
 def test_python_template(gateway: RunningGateway, acme: httpx.Client) -> None:
     fn = deployed(gateway, acme, "kn-hello", PY_TEMPLATE, {"interface": "knative"})
     response = fn.call("GET")
-    assert (response.status_code, response.headers["content-type"], response.text) == (200, "text/plain", "OK")
+    assert (response.status_code, response.headers["content-type"], response.text) == (
+        200,
+        "text/plain",
+        "OK",
+    )
     assert fn.call("GET", "/health/liveness").text == "Alive"
     assert fn.call("GET", "/health/readiness").text == "Ready"
 
@@ -167,8 +171,12 @@ const handle = async (context, body) => {
   const path = context.headers['x-route'];
   if (path === 'text') return 'plain words';
   if (path === 'empty') return undefined;
-  if (path === 'image') return { headers: { 'Content-Type': 'image/png' }, body: Buffer.from([0, 1, 2, 255]) };
-  if (path === 'cookie') return { statusCode: 201, headers: { 'Set-Cookie': 'session=abc' }, body: 'set' };
+  if (path === 'image') {
+    return { headers: { 'Content-Type': 'image/png' }, body: Buffer.from([0, 1, 2, 255]) };
+  }
+  if (path === 'cookie') {
+    return { statusCode: 201, headers: { 'Set-Cookie': 'session=abc' }, body: 'set' };
+  }
   if (path === 'boom') throw new Error('a bug with a secret');
   return { got: body, q: context.query.q, method: context.method };
 };
@@ -179,7 +187,9 @@ module.exports = { handle };
 
 
 def test_node_template(gateway: RunningGateway, acme: httpx.Client) -> None:
-    fn = deployed(gateway, acme, "kn-node-hello", JS_TEMPLATE, {"runtime": "nodejs20", "interface": "knative"})
+    fn = deployed(
+        gateway, acme, "kn-node-hello", JS_TEMPLATE, {"runtime": "nodejs20", "interface": "knative"}
+    )
     posted = fn.call("POST", json={"a": 1})
     assert posted.status_code == 200
     assert posted.headers["content-type"] == "application/json; charset=utf8"
@@ -191,7 +201,9 @@ def test_node_template(gateway: RunningGateway, acme: httpx.Client) -> None:
 
 
 def test_node_functions(gateway: RunningGateway, acme: httpx.Client) -> None:
-    fn = deployed(gateway, acme, "kn-node-api", JS_API, {"runtime": "nodejs20", "interface": "knative"})
+    fn = deployed(
+        gateway, acme, "kn-node-api", JS_API, {"runtime": "nodejs20", "interface": "knative"}
+    )
     got = fn.call("POST", "?q=pens", json={"name": "pen"})
     assert got.json() == {"got": {"name": "pen"}, "q": "pens", "method": "POST"}
     text = fn.call("GET", headers={"x-route": "text"})
@@ -200,7 +212,11 @@ def test_node_functions(gateway: RunningGateway, acme: httpx.Client) -> None:
     image = fn.call("GET", headers={"x-route": "image"})
     assert image.content == bytes([0, 1, 2, 255])
     cookie = fn.call("GET", headers={"x-route": "cookie"})
-    assert (cookie.status_code, cookie.headers["set-cookie"], cookie.text) == (201, "session=abc", "set")
+    assert (cookie.status_code, cookie.headers["set-cookie"], cookie.text) == (
+        201,
+        "session=abc",
+        "set",
+    )
     boom = fn.call("GET", headers={"x-route": "boom"})
     assert boom.status_code == 500
     assert "secret" not in boom.text

@@ -10,7 +10,6 @@ Error`` when the function raises (2.0), 502 for a malformed proxy answer (1.0).
 from __future__ import annotations
 
 import base64
-import json
 
 import httpx
 import pytest
@@ -36,7 +35,7 @@ PY_TEMPLATE = {
 #: typical HTTP API functions: a JSON API, a binary answer, headers and cookies, query
 #: strings, an error
 PY_API = {
-    "lambda_function.py": '''
+    "lambda_function.py": """
 import base64
 import json
 
@@ -80,11 +79,13 @@ def lambda_handler(event, context):
             "remaining": context.get_remaining_time_in_millis(),
         },
     }
-'''
+"""
 }
 
 
-def test_python_template_answers_as_api_gateway(gateway: RunningGateway, acme: httpx.Client) -> None:
+def test_python_template_answers_as_api_gateway(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
     fn = deployed(gateway, acme, "aws-hello", PY_TEMPLATE, {"interface": "lambda"})
     response = fn.call("GET")
     assert response.status_code == 200
@@ -155,7 +156,7 @@ def test_python_http_api_event_and_responses(gateway: RunningGateway, acme: http
 
 #: a REST API (payload 1.0) function: multi-value fields, and a malformed answer
 PY_REST = {
-    "handler.py": '''
+    "handler.py": """
 import json
 
 
@@ -171,14 +172,16 @@ def handler(event, context):
             | {"multi_trace": event["multiValueHeaders"]["x-trace"],
                "method": event["requestContext"]["httpMethod"]}),
     }
-'''
+"""
 }
 
 
 def test_python_rest_proxy_event(gateway: RunningGateway, acme: httpx.Client) -> None:
     spec = {"interface": "lambda", "payload_format_version": "1.0", "entrypoint": "handler.handler"}
     fn = deployed(gateway, acme, "aws-rest", PY_REST, spec)
-    response = fn.call("POST", "/orders/9?tag=a&tag=b", content="hi", headers=[("X-Trace", "1"), ("X-Trace", "2")])
+    response = fn.call(
+        "POST", "/orders/9?tag=a&tag=b", content="hi", headers=[("X-Trace", "1"), ("X-Trace", "2")]
+    )
     assert response.status_code == 200
     assert response.headers.get_list("x-many") == ["1", "2"]
     assert response.json() == {
@@ -231,7 +234,8 @@ exports.handler = (event, context, callback) => {
       headers: { 'x-seen-cookies': String((event.cookies || []).length) } });
   }
   if (path === '/plain') {
-    return callback(null, { sum: event.queryStringParameters.n.split(',').reduce((a, b) => a + Number(b), 0) });
+    const n = event.queryStringParameters.n.split(',');
+    return callback(null, { sum: n.reduce((a, b) => a + Number(b), 0) });
   }
   if (path === '/boom') return callback(new Error('a bug'));
   if (path === '/legacy') return context.succeed({ legacy: true });
@@ -253,7 +257,9 @@ def test_node_template_answers_as_api_gateway(gateway: RunningGateway, acme: htt
 
 
 def test_node_callback_handler(gateway: RunningGateway, acme: httpx.Client) -> None:
-    fn = deployed(gateway, acme, "aws-node-api", JS_API, {"runtime": "nodejs20", "interface": "lambda"})
+    fn = deployed(
+        gateway, acme, "aws-node-api", JS_API, {"runtime": "nodejs20", "interface": "lambda"}
+    )
     echo = fn.call("GET", "/x?q=1&q=2", headers={"Cookie": "a=1"})
     body = echo.json()
     assert body["event"]["queryStringParameters"] == {"q": "1,2"}
@@ -289,7 +295,9 @@ PY_EVENTS = {
 }
 
 
-def test_job_delivers_the_payload_as_an_async_invoke(gateway: RunningGateway, acme: httpx.Client) -> None:
+def test_job_delivers_the_payload_as_an_async_invoke(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
     deployed(gateway, acme, "aws-events", PY_EVENTS, {"interface": "lambda"})
     response = acme.put(
         "/v1/namespaces/sless-acme/jobs/nightly",

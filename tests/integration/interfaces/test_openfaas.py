@@ -31,7 +31,7 @@ PY_TEMPLATE = {
 }
 
 PY_API = {
-    "handler.py": '''
+    "handler.py": """
 import json
 
 
@@ -53,7 +53,8 @@ def handle(event, context):
             "body": "welcome",
         }
     if event.path == "/search":
-        return {"statusCode": 200, "body": {"q": event.query.get("q"), "tags": event.query.getlist("tag")}}
+        found = {"q": event.query.get("q"), "tags": event.query.getlist("tag")}
+        return {"statusCode": 200, "body": found}
     if event.path == "/boom":
         raise ValueError("a bug")
     return {
@@ -67,7 +68,7 @@ def handle(event, context):
             "hostname": context.hostname,
         },
     }
-'''
+"""
 }
 
 
@@ -141,7 +142,9 @@ module.exports = async (event, context, callback) => {
   if (event.path === '/redirect') {
     return context.headers({ Location: '/new' }).status(307).succeed('Page has moved.');
   }
-  if (event.path === '/search') return { q: event.query.q, tags: event.query.tag, method: event.method };
+  if (event.path === '/search') {
+    return { q: event.query.q, tags: event.query.tag, method: event.method };
+  }
   if (event.path === '/missing') return context.status(404).fail('not here');
   if (event.path === '/failed') return context.fail('Unable to process this event.');
   if (event.path === '/callback') return callback(undefined, { result: 'message received' });
@@ -162,14 +165,20 @@ def test_node_template(gateway: RunningGateway, acme: httpx.Client) -> None:
 
 
 def test_node_functions(gateway: RunningGateway, acme: httpx.Client) -> None:
-    fn = deployed(gateway, acme, "of-node-api", JS_API, {"runtime": "nodejs20", "interface": "openfaas"})
+    fn = deployed(
+        gateway, acme, "of-node-api", JS_API, {"runtime": "nodejs20", "interface": "openfaas"}
+    )
     created = fn.call("POST", "/items", json={"name": "pen"})
     assert (created.status_code, created.json()) == (201, {"id": 7, "name": "pen"})
     assert created.headers["content-type"] == "application/json"
     image = fn.call("GET", "/image")
     assert (image.headers["content-type"], image.content) == ("image/png", bytes([0, 1, 2, 255]))
     moved = fn.call("GET", "/redirect", follow_redirects=False)
-    assert (moved.status_code, moved.headers["location"], moved.text) == (307, "/new", "Page has moved.")
+    assert (moved.status_code, moved.headers["location"], moved.text) == (
+        307,
+        "/new",
+        "Page has moved.",
+    )
     search = fn.call("GET", "/search?q=pens&tag=a&tag=b")
     assert search.json() == {"q": "pens", "tags": ["a", "b"], "method": "GET"}
     missing = fn.call("GET", "/missing")
