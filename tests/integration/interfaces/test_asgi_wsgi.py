@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import RunningGateway
 from tests.integration.interfaces.conftest import deployed
-from tests.support import deploy
+from tests.support import deploy, wait_for, wait_phase
 
 pytestmark = pytest.mark.integration
 
@@ -192,3 +192,28 @@ def test_wsgi_and_asgi_are_python_only(acme: httpx.Client) -> None:
     assert response.status_code == 422
     response = acme.put("/v1/namespaces/sless-acme/functions/odd", json={"interface": "azure"})
     assert response.status_code == 422
+
+
+def test_changing_the_interface_changes_what_serves(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    """A spec PUT that only changes ``interface`` makes a new version: its workers speak the
+    new contract (none of the old adapter's workers keeps serving)."""
+    both = {
+        "handler.py": (
+            "def handle(event, context):\n    return {'contract': 'sless'}\n\n"
+            "def lambda_handler(event, context):\n    return {'contract': event['version']}\n"
+        )
+    }
+    fn = deployed(gateway, acme, "switch", both, {})
+    assert fn.call("GET").json() == {"contract": "sless"}
+    path = "/v1/namespaces/sless-acme/functions/switch"
+    spec = {"interface": "lambda", "entrypoint": "handler.lambda_handler"}
+    response = acme.put(path, json=spec)
+    assert response.status_code == 200, response.text
+    wait_phase(acme, path, {"Ready"})
+
+    def switched() -> bool:
+        return bool(fn.call("GET").json() == {"contract": "2.0"})
+
+    wait_for("the lambda contract to serve", switched, timeout=60)
