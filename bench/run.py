@@ -28,6 +28,7 @@ MODULES = [
     "history",
     "runtime_sandbox",
     "isolation",
+    "interfaces",
     "cli_start",
 ]
 

@@ -38,6 +38,8 @@ function readConfig(env) {
     namespace: env.SLESS_NAMESPACE || '',
     timeoutS: parseFloat(env.SLESS_TIMEOUT_S || '30'),
     concurrency: Math.max(1, parseInt(env.SLESS_CONCURRENCY || '1', 10) || 1),
+    // the handler contract (interfaces.js); 'sless' is ours
+    interface: env.SLESS_INTERFACE || 'sless',
   };
 }
 
@@ -69,7 +71,9 @@ function describe(err, config) {
   return relative(message, config);
 }
 
-async function loadHandler(config) {
+// the handler's module and the function the entrypoint names in it; an OpenFaaS handler
+// is the module itself (`module.exports = async (event, context) => ...`)
+async function loadModule(config) {
   if (!ENTRYPOINT_RE.test(config.entrypoint)) {
     throw new LoadError(`invalid entrypoint '${config.entrypoint}': expected 'module.function'`);
   }
@@ -98,9 +102,23 @@ async function loadHandler(config) {
   }
   let func = mod ? mod[funcName] : undefined;
   if (func === undefined && mod && mod.default && typeof mod.default === 'object') func = mod.default[funcName];
+  if (func === undefined && config.interface !== 'sless' && typeof mod === 'function') func = mod;
+  if (func === undefined && config.interface !== 'sless' && mod && typeof mod.default === 'function') func = mod.default;
   if (func === undefined) throw new LoadError(`'${moduleName}' does not export '${funcName}'`);
   if (typeof func !== 'function') throw new LoadError(`'${config.entrypoint}' is not a function`);
-  return func;
+  return { mod, func };
+}
+
+// the interface's adapter around the handler; null for the sless contract
+function makeAdapter(config, loaded) {
+  if (config.interface === 'sless') return null;
+  const { ADAPTERS, Call } = require(path.join(__dirname, 'interfaces.js'));
+  const Adapter = ADAPTERS[config.interface];
+  if (!Adapter) throw new LoadError(`unknown interface '${config.interface}'`);
+  const server = { HandlerResultError, checkedHeaders, logError };
+  const adapter = new Adapter(server, config, loaded.func, loaded.mod);
+  adapter.Call = Call;
+  return adapter;
 }
 
 async function runCheck(config) {
@@ -110,7 +128,7 @@ async function runCheck(config) {
   let line;
   let code;
   try {
-    await loadHandler(config);
+    makeAdapter(config, await loadModule(config));
     line = `ok: ${config.entrypoint} is callable`;
     code = 0;
   } catch (err) {
@@ -207,25 +225,34 @@ function jsonBytes(value) {
   return Buffer.from(text, 'utf8');
 }
 
+// The one check of the headers a handler (or an adapter on its behalf) answers with: names
+// lowercased, a name or value that would split the response refused, hop-by-hop and
+// X-Sless-* fields dropped; a repeated name (set-cookie) becomes an array.
+function checkedHeaders(pairs) {
+  const headers = {};
+  for (const [k, v] of pairs) {
+    const name = String(k).toLowerCase();
+    const value = String(v);
+    if (!HEADER_TOKEN_RE.test(name) || /[\r\n\0]/.test(value)) {
+      // response splitting: refuse rather than send something we did not mean to
+      throw new HandlerResultError(`invalid response header '${name}'`);
+    }
+    if (HOP_BY_HOP.has(name) || name.startsWith('x-sless-')) continue;
+    if (!(name in headers)) headers[name] = value;
+    else headers[name] = [].concat(headers[name], value);
+  }
+  return headers;
+}
+
 function makeResponse(result) {
   if (result !== null && typeof result === 'object' && !Buffer.isBuffer(result) && 'statusCode' in result) {
     const status = result.statusCode;
     if (!Number.isInteger(status) || status < 100 || status > 599) {
       throw new HandlerResultError(`statusCode must be an integer 100-599, got ${JSON.stringify(status)}`);
     }
-    const headers = {};
     const raw = result.headers || {};
     if (typeof raw !== 'object') throw new HandlerResultError('headers must be an object');
-    for (const [k, v] of Object.entries(raw)) {
-      const name = String(k).toLowerCase();
-      const value = String(v);
-      if (!HEADER_TOKEN_RE.test(name) || /[\r\n\0]/.test(value)) {
-        // response splitting: refuse rather than send something we did not mean to
-        throw new HandlerResultError(`invalid response header '${name}'`);
-      }
-      if (HOP_BY_HOP.has(name) || name.startsWith('x-sless-')) continue;
-      headers[name] = value;
-    }
+    const headers = checkedHeaders(Object.entries(raw));
     const body = result.body;
     let payload;
     if (body === undefined || body === null) {
@@ -288,8 +315,25 @@ function send(res, status, headers, body) {
   res.end(body);
 }
 
-function serve(config, func) {
+function serve(config, func, adapter) {
   const slots = new Slots(config.concurrency);
+
+  async function invokeAdapter(req, rawBody, res, invocationId, deadline) {
+    const base = { 'x-sless-invocation-id': invocationId };
+    await slots.acquire();
+    let response;
+    try {
+      response = await adapter.call(new adapter.Call(req, rawBody, invocationId, deadline));
+    } catch (err) {
+      logError(invocationId, err);
+      response = [500, { 'content-type': 'application/json' },
+        errorBody('handler_error', 'the function raised an error', invocationId)];
+    } finally {
+      slots.release();
+    }
+    const [status, headers, body] = response;
+    send(res, status, { ...headers, ...base }, req.method === 'HEAD' ? Buffer.alloc(0) : body);
+  }
 
   async function invoke(req, rawBody, res) {
     const header = (n) => {
@@ -299,6 +343,10 @@ function serve(config, func) {
     const invocationId = header('x-sless-invocation-id') || require('crypto').randomUUID().replace(/-/g, '');
     let deadline = parseFloat(header('x-sless-deadline'));
     if (!Number.isFinite(deadline)) deadline = Date.now() / 1000 + config.timeoutS;
+    if (adapter) {
+      await invokeAdapter(req, rawBody, res, invocationId, deadline);
+      return;
+    }
     const base = { 'x-sless-invocation-id': invocationId };
     let event;
     try {
@@ -401,14 +449,17 @@ async function main() {
     return;
   }
   let func;
+  let adapter;
   try {
-    func = await loadHandler(config);
+    const loaded = await loadModule(config);
+    func = loaded.func;
+    adapter = makeAdapter(config, loaded);
   } catch (err) {
     const message = err instanceof LoadError ? err.message : describe(err, config);
     process.stderr.write(`sless: cannot start: ${message}\n`);
     process.exit(1);
   }
-  serve(config, func);
+  serve(config, func, adapter);
 }
 
 main();

@@ -218,6 +218,8 @@ class Config:
         self.namespace = env.get("SLESS_NAMESPACE", "")
         self.timeout_s = float(env.get("SLESS_TIMEOUT_S") or "30")
         self.concurrency = max(1, int(env.get("SLESS_CONCURRENCY") or "1"))
+        #: the handler contract (runtimes/python3.11/interfaces.py); "sless" is ours
+        self.interface = env.get("SLESS_INTERFACE") or "sless"
 
 
 class Context:
@@ -315,7 +317,7 @@ def run_check(config: Config) -> int:
     # whatever the tenant's module prints at import goes to stderr: stdout is our one line
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            load_handler(config)
+            make_adapter(config, load_handler(config))
     except LoadError as e:
         print(f"error: {e}", flush=True)
         return 1
@@ -403,9 +405,9 @@ async def read_chunked(reader: asyncio.StreamReader) -> bytes:
             raise BadRequest(400, "bad_request", "malformed chunk")
 
 
-def render(status: int, headers: dict[str, str], body: bytes, keep_alive: bool) -> bytes:
+def render(status: int, headers: dict[str, str] | list[tuple[str, str]], body: bytes, keep_alive: bool) -> bytes:
     out = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
-    for name, value in headers.items():
+    for name, value in headers.items() if isinstance(headers, dict) else headers:
         out.append(f"{name}: {value}")
     out.append(f"content-length: {len(body)}")
     if not keep_alive:
@@ -480,24 +482,32 @@ class HandlerResultError(Exception):
     """The handler returned something that cannot be sent as a response."""
 
 
+def checked_headers(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The one check of the headers a handler (or an adapter on its behalf) answers with:
+    names lowercased, a name or value that would split the response refused, hop-by-hop
+    and ``X-Sless-*`` fields dropped."""
+    out: list[tuple[str, str]] = []
+    for name, value in pairs:
+        name = str(name).lower()
+        value = str(value)
+        if not HEADER_TOKEN_RE.match(name) or any(c in value for c in "\r\n\0"):
+            # response splitting: refuse rather than send something we did not mean to
+            raise HandlerResultError(f"invalid response header {name!r}")
+        if name in HOP_BY_HOP or name.startswith("x-sless-"):
+            continue
+        out.append((name, value))
+    return out
+
+
 def make_response(result: Any) -> tuple[int, dict[str, str], bytes]:
     if isinstance(result, dict) and "statusCode" in result:
         status = result["statusCode"]
         if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
             raise HandlerResultError(f"statusCode must be an integer 100-599, got {status!r}")
-        headers: dict[str, str] = {}
         raw_headers = result.get("headers") or {}
         if not isinstance(raw_headers, dict):
             raise HandlerResultError("headers must be a dict")
-        for name, value in raw_headers.items():
-            name = str(name).lower()
-            value = str(value)
-            if not HEADER_TOKEN_RE.match(name) or any(c in value for c in "\r\n\0"):
-                # response splitting: refuse rather than send something we did not mean to
-                raise HandlerResultError(f"invalid response header {name!r}")
-            if name in HOP_BY_HOP or name.startswith("x-sless-"):
-                continue
-            headers[name] = value
+        headers = dict(checked_headers(list(raw_headers.items())))
         body = result.get("body")
         if body is None:
             payload = b""
@@ -561,10 +571,43 @@ def log_exception(invocation_id: str, exc: BaseException) -> None:
     sys.stderr.flush()
 
 
+def load_interfaces() -> Any:
+    """The adapters module (interfaces.py next to this file), loaded by path: ``-I`` keeps
+    this directory off ``sys.path``, and a tenant's own module named ``interfaces`` must not
+    be shadowed."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interfaces.py")
+    spec = importlib.util.spec_from_file_location("_sless_interfaces", path)
+    if spec is None or spec.loader is None:
+        raise LoadError("the runtime's interfaces.py is missing")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_sless_interfaces"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_adapter(config: Config, func: Any) -> Any:
+    """None for the ``sless`` contract; else the interface's adapter around ``func``."""
+    if config.interface == "sless":
+        return None
+    interfaces = load_interfaces()
+    adapter_class = interfaces.ADAPTERS.get(config.interface)
+    if adapter_class is None:
+        raise LoadError(f"unknown interface {config.interface!r}")
+    try:
+        return adapter_class(sys.modules[__name__], config, func)
+    except LoadError:
+        raise
+    except Exception as exc:
+        raise LoadError(f"cannot make the {config.interface} function: {_describe(exc, config)}") from None
+
+
 class Server:
-    def __init__(self, config: Config, func: Any) -> None:
+    def __init__(self, config: Config, func: Any, adapter: Any = None) -> None:
         self.config = config
         self.func = func
+        self.adapter = adapter
         self.is_async = is_coroutine_function(func)
         self.slots = asyncio.Semaphore(config.concurrency)
         self.pool = concurrent.futures.ThreadPoolExecutor(
@@ -579,6 +622,8 @@ class Server:
         except (KeyError, ValueError):
             deadline = time.time() + self.config.timeout_s
         base = {"x-sless-invocation-id": invocation_id}
+        if self.adapter is not None:
+            return await self.invoke_adapter(request, invocation_id, deadline)
         try:
             event = build_event(request)
         except BadRequest as e:
@@ -603,6 +648,36 @@ class Server:
                 )
         headers.update(base)
         return status, headers, body
+
+    async def run(self, func: Any, *args: Any) -> Any:
+        """``func(*args)``: awaited if async, else on the handler thread pool."""
+        if is_coroutine_function(func):
+            return await func(*args)
+        result = await asyncio.get_running_loop().run_in_executor(self.pool, func, *args)
+        if is_awaitable(result):
+            result = await result
+        return result
+
+    async def invoke_adapter(
+        self, request: Request, invocation_id: str, deadline: float
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        base = [("x-sless-invocation-id", invocation_id)]
+        call = self.adapter_module.Call(request, invocation_id, deadline)
+        async with self.slots:
+            try:
+                response = await self.adapter(call, self.run)
+            except Exception as exc:
+                log_exception(invocation_id, exc)
+                return (
+                    500,
+                    [*base, ("content-type", "application/json")],
+                    error_body("handler_error", "the function raised an error", invocation_id),
+                )
+        return response.status, [*response.headers, *base], response.body
+
+    @property
+    def adapter_module(self) -> Any:
+        return sys.modules["_sless_interfaces"]
 
     async def serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -669,7 +744,16 @@ async def start_egress_forwarder(socket_path: str | None) -> asyncio.AbstractSer
 
 
 async def serve(config: Config, func: Any, sock: socket.socket | None = None) -> None:
-    server = Server(config, func)
+    try:
+        adapter = make_adapter(config, func)
+        if adapter is not None:
+            # before the socket accepts: an app's lifespan startup is part of being ready
+            await adapter.start()
+    except Exception as exc:
+        message = exc if isinstance(exc, LoadError) else _describe(exc, config)
+        print(f"sless: cannot start: {message}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    server = Server(config, func, adapter)
     if sock is not None:
         # a pre-started worker keeps the socket it was specialized on
         listener = await asyncio.start_unix_server(
@@ -695,6 +779,9 @@ async def serve(config: Config, func: Any, sock: socket.socket | None = None) ->
         signal.signal(sig, lambda _signum, _frame: loop.call_soon_threadsafe(stop.set))
     async with listener:
         await stop.wait()
+    if adapter is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(adapter.stop(), 10)
     server.pool.shutdown(wait=False, cancel_futures=True)
 
 

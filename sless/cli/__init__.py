@@ -231,18 +231,23 @@ def remove(name: str, url: str | None, token: str | None) -> None:
 @click.option(
     "--template",
     "-t",
-    type=click.Choice(["http", "cron", "rabbitmq", "async"]),
+    type=click.Choice(
+        ["http", "cron", "rabbitmq", "async", "lambda", "openfaas", "knative", "asgi", "wsgi"]
+    ),
     default="http",
     show_default=True,
     help="http: answers GET ?name=; cron: a schedule calls it; rabbitmq: a queue does;"
-    " async: slow work called with --async",
+    " async: slow work called with --async; lambda, openfaas, knative, asgi, wsgi: a"
+    " function written to that contract (docs/migrating.md)",
 )
 @click.option("--dir", "directory", type=click.Path(path_type=Path), help="default: ./NAME")
 def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
     """Write a working function NAME: handler, sless.yaml, a test and a README."""
-    from sless.cli.scaffolding import write
+    from sless.cli import peer_templates, scaffolding
 
     target = directory or Path(name)
+    peer = template in peer_templates.INTERFACE_TEMPLATES
+    write = peer_templates.write if peer else scaffolding.write
     for path in write(target, name, runtime, template):
         click.echo(f"  {path}")
     click.echo(f"Created {name} ({runtime}, {template}). Next: cd {target} && sless deploy")

@@ -30,6 +30,7 @@ from sless.models.functions import (
     VersionState,
     check_callback_url,
 )
+from sless.models.interfaces import Interface
 from sless.models.jobs import FunctionJob, FunctionJobStatus, JobPhase, JobSpec
 from sless.models.names import (
     MAX_NAME_LENGTH,
@@ -75,6 +76,7 @@ __all__ = [
     "FunctionSpec",
     "FunctionStatus",
     "FunctionVersion",
+    "Interface",
     "JobPhase",
     "JobSpec",
     "Name",

@@ -8,11 +8,17 @@ import ipaddress
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sless.models.interfaces import (
+    Interface,
+    check_interface,
+    default_entrypoint,
+    interface_env,
+)
 from sless.models.names import Name, VersionName, check_env_name, is_dns1123_label
 
 
@@ -135,6 +141,12 @@ class FunctionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     runtime: Runtime = Runtime.PYTHON311
+    #: the contract the handler is written to (sless.models.interfaces); ``sless`` is ours
+    interface: Interface = Interface.SLESS
+    #: ``lambda`` only: the API Gateway event shape, HTTP API ``2.0`` (when unset) or REST
+    #: proxy ``1.0``
+    payload_format_version: Literal["1.0", "2.0"] | None = None
+    #: when unset: the default of the interface (``handler.handle`` for ``sless``)
     entrypoint: str = "handler.handle"
     env: dict[str, str] = Field(default_factory=dict)
     memory_mb: int = Field(default=128, ge=32, le=4096)
@@ -185,6 +197,18 @@ class FunctionSpec(BaseModel):
             if len(item) > 4096:
                 raise ValueError(f"environment variable {key!r} is longer than 4096 bytes")
         return value
+
+    @model_validator(mode="after")
+    def _interface(self) -> FunctionSpec:
+        check_interface(self.runtime.value, self.interface, self.payload_format_version)
+        if "entrypoint" not in self.model_fields_set:
+            # the peer's own default, kept in the spec so that it reads what runs
+            self.entrypoint = default_entrypoint(self.runtime.value, self.interface)
+        return self
+
+    def interface_env(self) -> dict[str, str]:
+        """The SLESS_* variables that tell the runtime server its adapter."""
+        return interface_env(self.interface, self.payload_format_version, self.memory_mb)
 
     @model_validator(mode="after")
     def _instances(self) -> FunctionSpec:

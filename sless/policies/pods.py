@@ -152,6 +152,7 @@ def runtime_env(spec: FunctionSpec, namespace: str, name: str) -> list[dict[str,
         {"name": "SLESS_TIMEOUT_S", "value": f"{spec.timeout_s:g}"},
         {"name": "SLESS_CONCURRENCY", "value": str(spec.concurrency)},
     ]
+    env += [{"name": key, "value": value} for key, value in sorted(spec.interface_env().items())]
     return env
 
 

@@ -213,6 +213,7 @@ def worker_env(
         return {**_base_env(), "SLESS_SOCKET": socket, "SLESS_CODE_DIR": code_dir}
     env = dict(spec.env)
     env.update(_base_env())
+    env.update({k: v for k, v in spec.interface_env.items() if k.startswith("SLESS_")})
     env.update(
         {
             "SLESS_SOCKET": socket,

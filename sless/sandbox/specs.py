@@ -111,6 +111,9 @@ class SandboxSpec:
     concurrency: int = 1
     #: shown to the function as SLESS_FUNCTION / SLESS_NAMESPACE
     function: str = ""
+    #: the SLESS_INTERFACE* variables that pick the runtime server's handler adapter
+    #: (``FunctionSpec.interface_env``); empty: the ``sless`` contract
+    interface_env: Mapping[str, str] = field(default_factory=dict)
     namespace: str = ""
     #: a generic worker of the pre-started pool (``prestarting``): no function yet, empty
     #: code and deps directories, no address-space limit until it is specialized

@@ -18,11 +18,23 @@ from sless.validation.report import Finding, StageResult, Verdict
 _NODE_CHECK_TIMEOUT_S = 10.0
 
 
-def entry_file(entrypoint: str, runtime: str) -> tuple[str, str]:
-    """``handler.handle`` → (``handler.py``, ``handle``); dotted modules become folders."""
+#: the files the Node.js runtime server loads for a module, in its order (server.js)
+_NODE_SUFFIXES = (".js", ".cjs", ".mjs", "/index.js")
+
+
+def entry_file(entrypoint: str, runtime: str, directory: Path | None = None) -> tuple[str, str]:
+    """``handler.handle`` → (``handler.py``, ``handle``); dotted modules become folders. For
+    Node.js, the first of the files the runtime would load that ``directory`` holds
+    (``index.mjs``: the AWS console's ES module template)."""
     module, _, func = entrypoint.rpartition(".")
-    suffix = ".py" if runtime.startswith("python") else ".js"
-    return module.replace(".", "/") + suffix, func
+    base = module.replace(".", "/")
+    if runtime.startswith("python"):
+        return base + ".py", func
+    if directory is not None:
+        for suffix in _NODE_SUFFIXES:
+            if (directory / (base + suffix)).is_file():
+                return base + suffix, func
+    return base + ".js", func
 
 
 def _python_defines(source: str, func: str) -> bool:
@@ -43,7 +55,7 @@ def _python_defines(source: str, func: str) -> bool:
 
 async def check_entrypoint(directory: Path, runtime: str, entrypoint: str) -> StageResult:
     started = time.perf_counter()
-    filename, func = entry_file(entrypoint, runtime)
+    filename, func = entry_file(entrypoint, runtime, directory)
     path = directory / filename
     findings: list[Finding] = []
 

@@ -114,6 +114,35 @@ def test_every_template_deploys_and_answers(
         assert answer == ({"ticked": "by-hand"} if template == "cron" else {"received": {"n": 1}})
 
 
+@pytest.mark.parametrize(
+    ("runtime", "template"),
+    [
+        *[(r, t) for r in ("python3.11", "nodejs20") for t in ("lambda", "openfaas", "knative")],
+        ("python3.11", "asgi"),
+        ("python3.11", "wsgi"),
+    ],
+)
+def test_every_interface_template_deploys_and_answers(
+    user: User, tmp_path: Path, runtime: str, template: str
+) -> None:
+    """A function written to a peer's contract (issue 33): the README's test, sless deploy,
+    and the call the README shows."""
+    name = f"{template}-{runtime.replace('.', '')}"
+    user.sless("new", name, "--runtime", runtime, "--template", template, cwd=tmp_path)
+    folder = tmp_path / name
+    readme = (folder / "README.md").read_text()
+    assert len(readme.splitlines()) == 5
+    own_test = readme.splitlines()[3].split("`")[1].split()
+    command = [sys.executable if own_test[0] == "python" else "node", *own_test[1:]]
+    subprocess.run(command, cwd=folder, check=True, capture_output=True)
+    deployed = user.sless("deploy", cwd=folder)
+    assert f"{name} is Ready" in deployed.stdout, deployed.stderr
+    path = readme.splitlines()[-1].split("`")[-2]
+    response = httpx.get(f"{user.url}/fn/sless-dev/{name}{path}")
+    assert response.status_code == 200, response.text
+    assert response.json()["message"] == "Hello, Ada!"
+
+
 def test_flags_override_the_project_file(user: User, tmp_path: Path) -> None:
     user.sless("new", "over", cwd=tmp_path)
     user.sless("deploy", "--memory", "256", "--name", "over2", cwd=tmp_path / "over")

@@ -282,9 +282,9 @@ node_push_images() {  # inside the netns, after the registry is up
     mkdir -p "$I"
     local oci=(in_ns python3 "$MODDIR/oci.py")
     "${oci[@]}" layer --out "$I/python3.11-runtime.tar" --file "$R/python3.11/server.py:/runtime/server.py:0644" \
-        --dir /code --dir /deps
+        --file "$R/python3.11/interfaces.py:/runtime/interfaces.py:0644" --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/nodejs20-runtime.tar" --file "$R/nodejs20/server.js:/runtime/server.js:0644" \
-        --file "$B/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
+        --file "$R/nodejs20/interfaces.js:/runtime/interfaces.js:0644" --file "$B/nodejs-$NODEJS_VERSION/bin/node:/usr/local/bin/node:0755" --dir /code --dir /deps
     "${oci[@]}" layer --out "$I/kaniko.tar" --file "$BIN/kaniko/executor:/kaniko/executor:0755" \
         --file "/etc/ssl/certs/ca-certificates.crt:/kaniko/ssl/certs/ca-certificates.crt:0644" \
         --dir /kaniko/.docker --dir /workspace

@@ -207,6 +207,7 @@ class WorkerLauncher:
             },
             function=name,
             namespace=namespace,
+            interface_env=spec.interface_env(),
             socket_dir=socket_dir,
             log_file=log_file,
             log_sink=self.logs.sink(namespace, name),

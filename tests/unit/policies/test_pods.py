@@ -77,10 +77,23 @@ def test_function_pod_resources_tmp_probes_and_env() -> None:
         "SLESS_NAMESPACE": "sless-acme",
         "SLESS_TIMEOUT_S": "12.5",
         "SLESS_CONCURRENCY": "4",
+        "SLESS_INTERFACE": "sless",
+        "SLESS_MEMORY_MB": "256",
     }
     # the runtime's variables come last, so they win over any duplicate
     assert container["env"][0]["name"] == "GREETING"
     assert pod["terminationGracePeriodSeconds"] == 17
+
+
+def test_function_pod_tells_the_runtime_its_interface() -> None:
+    """The pod's runtime gets the same adapter variables as an embedded worker
+    (FunctionSpec.interface_env): one code path for both modes."""
+    pod = render(interface="lambda", payload_format_version="1.0", memory_mb=512)
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert env["SLESS_INTERFACE"] == "lambda"
+    assert env["SLESS_PAYLOAD_FORMAT_VERSION"] == "1.0"
+    assert env["SLESS_MEMORY_MB"] == "512"
+    assert env["SLESS_ENTRYPOINT"] == "lambda_function.lambda_handler"
 
 
 def test_rendered_pods_pass_their_checker() -> None:

@@ -214,3 +214,36 @@ def stop_server(server: Server) -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait()
+
+
+def start_files(
+    runtime: str, workdir: Path, files: dict[str, str], *, entrypoint: str, **env: str
+) -> Server:
+    """A server of ``files`` (the tenant's code) with extra ``env`` (``SLESS_INTERFACE``...)."""
+    code = workdir / "code"
+    for name, source in files.items():
+        (code / name).parent.mkdir(parents=True, exist_ok=True)
+        (code / name).write_text(source)
+    server_socket = workdir / "worker.sock"
+    log = workdir / "log.txt"
+    environ = base_env(code, SLESS_ENTRYPOINT=entrypoint, SLESS_SOCKET=str(server_socket), **env)
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            runtime_argv(runtime), env=environ, stdout=out, stderr=subprocess.STDOUT, cwd=code
+        )
+    server = Server(runtime, process, log, server_socket)
+    _wait_ready(server)
+    return server
+
+
+def exchange(server: Server, request: bytes) -> bytes:
+    """One raw HTTP/1.1 request (``Connection: close``) and the whole answer."""
+    assert server.socket_path is not None
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(10)
+        s.connect(str(server.socket_path))
+        s.sendall(request)
+        chunks = []
+        while chunk := s.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
