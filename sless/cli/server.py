@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import resource
 import signal
 import sys
@@ -172,9 +171,6 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
 def _serve_granian(app: Gateway, settings: Settings) -> bool:
     """granian's embedded server on this process's uvloop; True once it had started.
 
-    The gateway's ASGI application is served over granian's RSGI interface
-    (sless.gateway.rsgi: the same application, a cheaper way in and out of Rust), and its
-    ASGI lifespan is run here around the server, which RSGI has no lifespan for.
     HTTP/1.1 only (no h2c, no websockets: the gateway serves neither), no access log.
     Ctrl-C / SIGTERM stop it gracefully: requests in flight finish (for up to
     ``shutdown_grace_s``), the ASGI lifespan stops the platform, and this returns, so the
@@ -188,15 +184,12 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
     from granian.log import LogLevels
     from granian.server.embed import Server
 
-    from sless.gateway import Lifespan, LifespanFailed, RsgiGateway
-
     gateway = settings.gateway
-    admitting = _admitting(app, settings, idle_timeout_s=None)  # hyper bounds the head
     server = Server(
-        RsgiGateway(admitting) if os.environ.get("XAB") != "asgi" else admitting,
+        _admitting(app, settings, idle_timeout_s=None),  # hyper bounds the request head
         address=gateway.host,
         port=gateway.port,
-        interface=Interfaces.RSGI if os.environ.get("XAB") != "asgi" else Interfaces.ASGI,
+        interface=Interfaces.ASGI,
         http=HTTPModes.http1,
         # header_read_timeout runs from the connection's start (or its previous response)
         # to the end of the request head, whatever the pace of the bytes: a slowloris
@@ -224,12 +217,6 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
     async def serve() -> None:
-        lifespan = Lifespan(admitting if os.environ.get("XAB") != "asgi" else _Nop())
-        try:
-            await lifespan.startup()
-        except LifespanFailed as e:
-            log.error("the gateway did not start: %s", e)
-            return
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, server.stop)
@@ -238,7 +225,6 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-            await lifespan.shutdown()
 
     uvloop.run(serve())
     return app.started
@@ -347,11 +333,3 @@ def apply_overrides(
     elif isolation == "bubblewrap":
         settings.sandbox.isolation = "bubblewrap"
     return settings
-
-
-class _Nop:
-    async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
-        await receive()
-        await send({"type": "lifespan.startup.complete"})
-        await receive()
-        await send({"type": "lifespan.shutdown.complete"})

@@ -5,7 +5,6 @@ from sless.gateway.app import Gateway, create_app
 from sless.gateway.connections import ConnectionGuard, GuardLimits
 from sless.gateway.forwarded import trusted_proxies
 from sless.gateway.platform import Platform
-from sless.gateway.rsgi import Lifespan, LifespanFailed, RsgiGateway
 
 __all__ = [
     "Activity",
@@ -14,10 +13,7 @@ __all__ = [
     "ConnectionGuard",
     "Gateway",
     "GuardLimits",
-    "Lifespan",
-    "LifespanFailed",
     "Platform",
-    "RsgiGateway",
     "create_app",
     "trusted_proxies",
 ]
