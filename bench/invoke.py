@@ -16,8 +16,12 @@ examples/hello-python with ``concurrency`` 16, then:
    each run: straight to the worker sockets, through the gateway, through nginx. A
    proxy's added latency is its p50 minus the direct p50 (same client, same run).
 
-Rows: p99 and throughput at every connection count, gateway against nginx, and the added
-p50 latency at 16 connections. Needs wrk and nginx (scripts/bench installs them) and go.
+Rows: p99 and throughput at every connection count, gateway against nginx; the CPU per
+call of each (``/proc/<pid>/task/*/stat`` utime+stime of every thread of the gateway
+process, or of nginx's master and worker, over its wrk run, divided by the requests wrk
+completed), with the gateway's CPU split by thread on stderr (the event loop, granian's
+Rust threads, the log pump...); and the added p50 latency at 16 connections. Needs wrk
+and nginx (scripts/bench installs them) and go.
 
     uv run python bench/invoke.py [--runs 3] [--duration 10] [--connections 16,64]
 """
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -44,10 +49,46 @@ _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 _REQUEST = b"GET / HTTP/1.1\r\nHost: worker\r\nConnection: close\r\n\r\n"
 
 
+def cpu_by_thread(pids: list[int]) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by ``pids``: their main threads (the
+    gateway's event loop) as ``"main"``, every other thread (granian's Rust threads, the
+    log pump, executors) as ``"threads"``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = {"main": 0.0, "threads": 0.0}
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:  # the thread ended meanwhile
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            kind = "main" if task.name == str(pid) else "threads"
+            used[kind] += (int(fields[11]) + int(fields[12])) / ticks
+    return used
+
+
+def cpu_per_call(
+    groups: dict[str, list[int]], run: Callable[[], dict[str, float]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``run()`` (a wrk run), and the CPU ms per call each group of processes spent
+    meanwhile: ``"<group>"`` in all, ``"<group>.main"`` and ``"<group>.threads"``."""
+    before = {group: cpu_by_thread(pids) for group, pids in groups.items()}
+    result = run()
+    calls = result["requests"]
+    per_call: dict[str, float] = {}
+    for group, pids in groups.items():
+        after = cpu_by_thread(pids)
+        for kind, spent in after.items():
+            per_call[f"{group}.{kind}"] = (spent - before[group][kind]) * 1000 / calls
+        per_call[group] = sum(per_call[f"{group}.{kind}"] for kind in after)
+    return result, per_call
+
+
 def wrk(
     url: str, connections: int, duration_s: int, *, script: Path | None = None
 ) -> dict[str, float]:
-    """p50/p99 in ms and requests/s of one wrk run (2 threads: the machine's 2 cores)."""
+    """p50/p99 in ms, requests/s and requests completed of one wrk run (2 threads: the
+    machine's 2 cores)."""
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration_s}s", "--latency"]
     if script is not None:
         command += ["-s", str(script)]
@@ -63,6 +104,10 @@ def wrk(
     if rps is None:
         raise RuntimeError(f"no Requests/sec in wrk's output:\n{out}")
     figures["rps"] = float(rps.group(1))
+    total = re.search(r"^\s*(\d+) requests in", out, re.MULTILINE)
+    if total is None:
+        raise RuntimeError(f"no request count in wrk's output:\n{out}")
+    figures["requests"] = float(total.group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         note(f"  wrk {url}: {errors.group(1)} non-2xx answers")
@@ -141,6 +186,12 @@ def start_nginx_routes(
     sys.exit("nginx did not start")
 
 
+def nginx_pids(master: int) -> list[int]:
+    """nginx's master process and its worker(s)."""
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [master, *(int(c) for c in children)]
+
+
 def build_loadgen(workdir: Path) -> Path:
     """bench/loadgen (Go, standard library only) built into ``workdir``."""
     go = shutil.which("go") or (
@@ -211,12 +262,23 @@ def measure(
         port = free_port()
         binary = build_loadgen(Path(work))
         nginx = start_nginx(sockets, Path(work), port)
+        nginx_url = f"http://127.0.0.1:{port}/"
         try:
             for run in range(runs):
                 for c in connections:
-                    for name, target in (("gateway", url), ("nginx", f"http://127.0.0.1:{port}/")):
-                        result = wrk(target, c, duration_s)
+                    for name, target in (("gateway", url), ("nginx", nginx_url)):
+                        # while nginx carries the calls the platform still spends CPU on
+                        # them (the log pump carries the workers' lines; the guard runs)
+                        result, cpu = cpu_per_call(
+                            {"gateway": [platform.pid], "nginx": nginx_pids(nginx.pid)},
+                            lambda t=target, c=c: wrk(t, c, duration_s),
+                        )
                         note(f"  run {run + 1} {name:7s} c={c:<3d} {result}")
+                        note(
+                            "    CPU ms per call: "
+                            + ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+                        )
+                        result["cpu"] = cpu[name]
                         for key, value in result.items():
                             figures.setdefault(f"{name}.{c}.{key}", []).append(value)
                 gateway_port = int(platform.url.rsplit(":", 1)[1])
@@ -236,7 +298,12 @@ def measure(
 
 def rows(args: argparse.Namespace) -> list[Row]:
     connections = [int(c) for c in args.connections.split(",")]
-    env = {"SLESS_GATEWAY_HTTP": args.http} if args.http else {}
+    # the invocation path is measured, not validation (bench/validation.py): the
+    # detonation stage holds examples/hello-python for review on a loaded machine (its
+    # 1 s budget), and a held function is never served
+    env = {"SLESS_VALIDATION_DETONATION_ENABLED": "false"}
+    if args.http:
+        env["SLESS_GATEWAY_HTTP"] = args.http
     f = measure(args.runs, args.duration, connections, env, args.added_rate)
     out = []
     for c in connections:
@@ -259,6 +326,17 @@ def rows(args: argparse.Namespace) -> list[Row]:
                 baseline=f[f"nginx.{c}.rps"],
                 baseline_name="nginx",
                 target="ratio >= 1.0",
+            )
+        )
+    for c in connections:
+        out.append(
+            row(
+                f"gateway CPU per call at {c} connections (wrk)",
+                f[f"gateway.{c}.cpu"],
+                "ms",
+                baseline=f[f"nginx.{c}.cpu"],
+                baseline_name="nginx",
+                target="<= 0.12 ms",
             )
         )
     direct = f["client.direct"]

@@ -66,6 +66,10 @@ def started_platform(extra_env: dict[str, str] | None = None) -> Iterator[Platfo
         # short: Unix socket paths have at most 108 bytes
         tempfile.TemporaryDirectory(prefix="sb-", dir="/tmp") as tmp,
     ):
+        # the gateway puts its worker sockets under TMPDIR only where the workers' own uids
+        # can reach it (sless.backends.local, issue 26), else under /tmp with every other
+        # platform's: so that ``worker_sockets`` finds this platform's and only these
+        os.chmod(tmp, 0o755)
         env = {
             **os.environ,
             "SLESS_ADMIN_TOKEN": ADMIN,
