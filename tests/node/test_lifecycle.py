@@ -327,7 +327,9 @@ def test_function_job_run_ids_run_once_each_as_jobs_on_the_node(
     assert acme.delete(job).status_code == 200
 
 
-def test_a_failed_job_run_says_why_in_its_status(api: Any, tenant: tuple[httpx.Client, str]) -> None:
+def test_a_failed_job_run_says_why_in_its_status(
+    api: Any, tenant: tuple[httpx.Client, str]
+) -> None:
     """The run's pod reached the gateway by name (cluster DNS) and the function failed: the
     status the tenant reads names curl's exit and the HTTP error, not just "failed"."""
     acme, ns = tenant
