@@ -190,15 +190,7 @@ def function_egress_policy(
     version of a traffic split gets its own allowlist, never another version's."""
     if not egress:
         return None
-    blocked = blocked_networks(api_server_addresses)
-    rules: list[dict[str, Any]] = []
-    for rule in egress:
-        network, port = parse_egress(rule)
-        block: dict[str, Any] = {"cidr": str(network)}
-        excepted = _exceptions(network, blocked)
-        if excepted:
-            block["except"] = excepted
-        rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    rules = _egress_rules(egress, api_server_addresses)
     object_name = (
         labels.function_object_name(name)
         if version is None
@@ -215,3 +207,37 @@ def function_egress_policy(
             "egress": rules,
         },
     )
+
+
+def _egress_rules(egress: list[str], api_server_addresses: Iterable[str]) -> list[dict[str, Any]]:
+    """One rule per ``CIDR:port``: an ipBlock on one TCP port, with the metadata and API
+    server addresses it contains excepted (one it lies inside is refused)."""
+    blocked = blocked_networks(api_server_addresses)
+    rules: list[dict[str, Any]] = []
+    for rule in egress:
+        network, port = parse_egress(rule)
+        block: dict[str, Any] = {"cidr": str(network)}
+        excepted = _exceptions(network, blocked)
+        if excepted:
+            block["except"] = excepted
+        rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    return rules
+
+
+def builds_network_policies(
+    settings: KubernetesSettings, api_server_addresses: Iterable[str]
+) -> list[dict[str, Any]]:
+    """The builds namespace's policies: nothing reaches a build pod, and a build pod (kaniko
+    runs root and executes the install step of a tenant's dependencies) reaches only the
+    cluster DNS and ``build_egress``, the registry and the code store's addresses (CIDR:port;
+    the API server and metadata addresses excepted). Empty ``build_egress``: DNS only."""
+    ns = settings.builds_namespace
+    policies = [default_deny(ns), allow_dns(ns, settings)]
+    if settings.build_egress:
+        spec = {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": _egress_rules(settings.build_egress, api_server_addresses),
+        }
+        policies.append(_policy(ns, "sless-allow-build-egress", spec))
+    return policies

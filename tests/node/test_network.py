@@ -39,7 +39,7 @@ POD_CIDR = "10.88.0.0/16"
 # ``--settle HOST:PORT`` first: a pod's policies take effect once kube-router has seen the
 # pod, a moment after it starts; the probe waits (at most 60 s) until that target, which
 # a policy refuses, stops answering, then tries every target once
-PROBE = """
+PROBE = r"""
 import json, socket, sys, time
 def dns_query(resolver, timeout):
     # one A query for kubernetes.default.svc.cluster.local, straight to RESOLVER:53 (UDP)
