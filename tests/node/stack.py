@@ -79,6 +79,11 @@ def node_settings(node: Node, s3_endpoint: str, bucket: str, data_dir: Any) -> S
     k.runtime_images = {rt: node.runtime_image(rt) for rt in ("python3.11", "nodejs20")}
     k.retry_delay_s = 1.0
     k.api_server_cidrs = [f"{NODE_IP}/32"]
+    # builds reach the registry and S3 (both at the node address here), nothing else
+    k.build_egress = [
+        f"{REGISTRY.replace(':', '/32:')}",
+        f"{NODE_IP}/32:{httpx.URL(s3_endpoint).port}",
+    ]
     settings.s3.bucket = bucket
     settings.s3.endpoint_url = s3_endpoint
     settings.s3.access_key_id = SecretStr("test")
