@@ -218,6 +218,8 @@ def gateway_service(api: client.ApiClient, settings: Settings) -> Iterator[None]
         core.create_namespace({"metadata": {"name": k.gateway_namespace}})
     with contextlib.suppress(ApiException):
         core.delete_namespaced_service("sless-gateway", k.gateway_namespace)
+    with contextlib.suppress(ApiException):  # left by an interrupted run
+        discovery.delete_namespaced_endpoint_slice("sless-gateway-node", k.gateway_namespace)
     wait_for(
         "the previous sless-gateway Service gone",
         lambda: (
