@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from kubernetes import client
 
@@ -383,3 +384,48 @@ def test_a_tenant_pod_resolves_names_through_the_cluster_dns_and_nothing_else(
     for what, (without, with_policies) in seen.items():
         assert without in ("open", "answered"), (what, without, json.dumps(control))
         assert with_policies not in ("open", "answered"), (what, with_policies, json.dumps(from_a))
+
+
+def test_a_build_pod_reaches_the_registry_and_s3_and_nothing_else(
+    stack: tuple[Gateway, Settings], api: Any, node: Node
+) -> None:
+    """sless-builds' policies (the operator applies them on start): a pod there, as kaniko
+    runs (gVisor), reaches the registry and S3 (build_egress) and the cluster DNS, but not
+    the API server (on the registry's own address, and by its Service), the metadata
+    address or another resolver. The same probe in a namespace without policies reaches
+    them all: each refusal is the policies' doing."""
+    _, settings = stack
+    k = settings.kubernetes
+    core = client.CoreV1Api(api)
+    net = client.NetworkingV1Api(api)
+    names = {p.metadata.name for p in net.list_namespaced_network_policy(k.builds_namespace).items}
+    assert {"sless-default-deny", "sless-allow-dns", "sless-allow-build-egress"} <= names, names
+    s3 = httpx.URL(settings.s3.endpoint_url or "")
+    api_port = node.server.rsplit(":", 1)[1]
+    control_ns = "node-build-control-" + uuid.uuid4().hex[:4]
+    core.create_namespace({"metadata": {"name": control_ns}})
+    wait_for("service accounts", lambda: core.list_namespaced_service_account(control_ns).items)
+    try:
+        with metadata_listener() as metadata, rogue_resolver() as rogue:
+            targets = {
+                "the registry": f"{NODE_IP}:5000",
+                "S3": f"{s3.host}:{s3.port}",
+                "a query to the cluster DNS": "dns=10.96.0.10",
+                "the API server (node address)": f"{NODE_IP}:{api_port}",
+                "the API server (Service kubernetes)": "10.96.0.1:443",
+                "the metadata address": metadata,
+                "another resolver": f"dns={rogue}",
+            }
+            labels = {"sless-test": "build-probe"}
+            control = _probe(api, node, control_ns, labels, list(targets.values()))
+            from_builds = _probe(
+                api, node, k.builds_namespace, labels, list(targets.values()), settle=metadata
+            )
+    finally:
+        core.delete_namespace(control_ns)
+    assert all(v in ("open", "answered") for v in control.values()), json.dumps(control)
+    got = {what: from_builds[target] for what, target in targets.items()}
+    for allowed in ("the registry", "S3"):
+        assert got.pop(allowed) == "open", (allowed, got)
+    assert got.pop("a query to the cluster DNS") == "answered", got
+    assert all(v not in ("open", "answered") for v in got.values()), got
