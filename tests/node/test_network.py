@@ -255,30 +255,37 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
 @contextlib.contextmanager
 def rogue_resolver() -> Iterator[str]:
     """A resolver that is not the cluster's: UDP and TCP 53 on the node address (inside the
-    node's network namespace), answering any query with the query itself."""
+    node's network namespace), answering any query with the query itself. Its threads poll
+    and are joined before the sockets close, so port 53 is free again afterwards."""
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind((NODE_IP, 53))
     tcp = socket.socket()
-    tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    tcp.bind((NODE_IP, 53))
+    for sock in (udp, tcp):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((NODE_IP, 53))
+        sock.settimeout(0.2)
     tcp.listen(16)
+    stop = threading.Event()
 
     def answer_udp() -> None:
-        with contextlib.suppress(OSError):
-            while True:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
                 data, peer = udp.recvfrom(512)
                 udp.sendto(data, peer)
 
     def accept_tcp() -> None:
-        with contextlib.suppress(OSError):
-            while True:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
                 tcp.accept()[0].close()
 
-    for target in (answer_udp, accept_tcp):
-        threading.Thread(target=target, daemon=True).start()
+    threads = [threading.Thread(target=t, daemon=True) for t in (answer_udp, accept_tcp)]
+    for thread in threads:
+        thread.start()
     try:
         yield NODE_IP
     finally:
+        stop.set()
+        for thread in threads:
+            thread.join(5)
         udp.close()
         tcp.close()
 
