@@ -92,6 +92,13 @@ class KubernetesSettings(BaseModel):
     #: Secret in builds_namespace with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY for kaniko's
     #: S3 build context (only there: tenant namespaces never see it)
     build_s3_secret: str = "sless-build-s3"  # noqa: S105 - a Secret name
+    #: what build pods may reach besides the cluster DNS, as ``CIDR:port``: the registry
+    #: and the S3 endpoint (``10.0.12.0/24:5000``); the API server and metadata addresses
+    #: are always excepted. Empty: builds reach nothing (they then fail, saying where)
+    build_egress: list[str] = Field(default_factory=list)
+    #: RuntimeClass of build pods (kaniko runs root: under gVisor that is a user-space
+    #: kernel's root); empty: the cluster's default runtime
+    build_runtime_class: str = "gvisor"
     #: lines of a failed build's log kept in the Function's status message
     build_log_tail_lines: int = 20
     #: image of cron trigger and FunctionJob pods: it only makes one HTTP call (curl >= 8.3)

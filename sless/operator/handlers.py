@@ -32,7 +32,12 @@ from sless.kube import KubeApi, bearer_token, load_configuration
 from sless.operator import building, deploying, functions, jobs, tenants, triggers
 from sless.operator.contexts import BuildContexts
 from sless.operator.state import Operator
-from sless.policies import builds_namespace, labels, sandbox_runtime_class
+from sless.policies import (
+    builds_namespace,
+    builds_network_policies,
+    labels,
+    sandbox_runtime_class,
+)
 
 log = logging.getLogger("sless.operator")
 
@@ -103,13 +108,22 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> 
         api = KubeApi(
             k, request_timeout_s=30.0, field_manager=FIELD_MANAGER, configuration=configuration
         )
+        operator = Operator(settings=settings, api=api, contexts=contexts)
         try:
             await api.open()
             await api.apply(builds_namespace(k))
+            # builds reach the cluster DNS and build_egress (registry, S3) only
+            for policy in builds_network_policies(k, await operator.api_server_addresses()):
+                await api.apply(policy)
         except BaseException:
             await api.close()  # kopf retries the startup with a fresh client
             raise
-        memo["sless"] = Operator(settings=settings, api=api, contexts=contexts)
+        if not k.build_egress:
+            log.warning(
+                "SLESS_KUBERNETES_BUILD_EGRESS is empty: build pods reach only the cluster DNS,"
+                " so builds cannot fetch their code or push images"
+            )
+        memo["sless"] = operator
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(memo: Any, **_: Any) -> None:

@@ -22,6 +22,7 @@ from sless.kube import collection_path, object_path
 from sless.models import FunctionResourceSpec, JobPhase, JobSpec, Phase
 from sless.operator.building import job_state
 from sless.operator.failing import cluster_failure, failed_status
+from sless.operator.run_endings import run_failure
 from sless.operator.state import Operator, now, with_owner
 from sless.policies import check_pod_spec, function_job, labels, sandbox_runtime_class
 
@@ -137,7 +138,8 @@ async def record_completion(op: Operator, job: dict[str, Any]) -> None:
         if status.get("job_name") != meta["name"] or status.get("completed_at"):
             return
         result = None
-        for pod in await op.api.list(collection_path("v1", "Pod", ns), f"job-name={meta['name']}"):
+        pods = await op.api.list(collection_path("v1", "Pod", ns), f"job-name={meta['name']}")
+        for pod in pods:
             for container in (pod.get("status") or {}).get("containerStatuses") or []:
                 terminated = (container.get("state") or {}).get("terminated") or {}
                 if terminated.get("message"):
@@ -152,6 +154,6 @@ async def record_completion(op: Operator, job: dict[str, Any]) -> None:
                 "phase": phase.value,
                 "result": result,
                 "completed_at": now(),
-                "message": "" if phase is JobPhase.SUCCEEDED else "the run failed",
+                "message": "" if phase is JobPhase.SUCCEEDED else run_failure(job, pods),
             },
         )

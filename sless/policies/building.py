@@ -92,6 +92,12 @@ def build_job(
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
                     "enableServiceLinks": False,
+                    **(
+                        {"runtimeClassName": settings.build_runtime_class}
+                        if settings.build_runtime_class
+                        else {}
+                    ),
+                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                     "containers": [_kaniko(namespace, name, sha256, runtime, settings, s3)],
                     "volumes": [
                         {
@@ -141,10 +147,28 @@ def _kaniko(
                 "memory": f"{max(settings.build_memory_limit_mb, settings.build_memory_mb)}Mi",
             },
         },
-        "securityContext": {"allowPrivilegeEscalation": False, "privileged": False},
+        "securityContext": kaniko_security_context(),
         "volumeMounts": [{"name": "registry", "mountPath": "/kaniko/.docker", "readOnly": True}],
         "terminationMessagePath": "/dev/termination-log",
         "terminationMessagePolicy": "File",
+    }
+
+
+#: what kaniko needs as root: to own, chmod and chown the files of the image it unpacks
+#: and writes (CHOWN, FOWNER, FSETID, DAC_OVERRIDE) and to run the install step as the
+#: Dockerfile's USER (SETUID, SETGID); every other capability is dropped
+KANIKO_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETGID", "SETUID")
+
+
+def kaniko_security_context() -> dict[str, Any]:
+    """kaniko runs root (it unpacks images and runs the Dockerfile's steps in its own root
+    filesystem: no user namespace, no read-only root). Everything else is taken away."""
+    return {
+        "privileged": False,
+        "allowPrivilegeEscalation": False,
+        "runAsUser": 0,
+        "capabilities": {"drop": ["ALL"], "add": list(KANIKO_CAPABILITIES)},
+        "seccompProfile": {"type": "RuntimeDefault"},
     }
 
 
@@ -193,6 +217,16 @@ def check_build_job(job: dict[str, Any], settings: KubernetesSettings) -> list[V
         context = container.get("securityContext") or {}
         if context.get("privileged") or context.get("allowPrivilegeEscalation") is not False:
             out.append(Violation(f"{path}.securityContext", "no privilege, no escalation"))
+        caps = context.get("capabilities") or {}
+        if "ALL" not in (caps.get("drop") or []) or set(caps.get("add") or []) - set(
+            KANIKO_CAPABILITIES
+        ):
+            out.append(
+                Violation(
+                    f"{path}.securityContext.capabilities",
+                    f"drop ALL, add only {', '.join(KANIKO_CAPABILITIES)}",
+                )
+            )
         for j, var in enumerate(container.get("env") or []):
             ref = (var.get("valueFrom") or {}).get("secretKeyRef")
             if ref is not None and ref.get("name") not in allowed_secrets:

@@ -190,15 +190,7 @@ def function_egress_policy(
     version of a traffic split gets its own allowlist, never another version's."""
     if not egress:
         return None
-    blocked = blocked_networks(api_server_addresses)
-    rules: list[dict[str, Any]] = []
-    for rule in egress:
-        network, port = parse_egress(rule)
-        block: dict[str, Any] = {"cidr": str(network)}
-        excepted = _exceptions(network, blocked)
-        if excepted:
-            block["except"] = excepted
-        rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    rules = _egress_rules(egress, api_server_addresses)
     object_name = (
         labels.function_object_name(name)
         if version is None
@@ -215,3 +207,47 @@ def function_egress_policy(
             "egress": rules,
         },
     )
+
+
+def _egress_rules(
+    egress: list[str], api_server_addresses: Iterable[str], *, named_api_host: bool = False
+) -> list[dict[str, Any]]:
+    """One rule per ``CIDR:port``: an ipBlock on one TCP port, with the metadata and API
+    server addresses it contains excepted (one it lies inside is refused). With
+    ``named_api_host`` (the provider's own build egress, never a tenant's), a rule that
+    names exactly an API server address is kept: its port is all it allows there (a
+    registry on a control-plane host), and the metadata addresses are refused still."""
+    api = [ipaddress.ip_network(a, strict=False) for a in api_server_addresses]
+    metadata = blocked_networks(())
+    rules: list[dict[str, Any]] = []
+    for rule in egress:
+        network, port = parse_egress(rule)
+        block: dict[str, Any] = {"cidr": str(network)}
+        blocked = metadata + [n for n in api if not (named_api_host and n == network)]
+        excepted = _exceptions(network, blocked)
+        if excepted:
+            block["except"] = excepted
+        rules.append({"to": [{"ipBlock": block}], "ports": [{"protocol": "TCP", "port": port}]})
+    return rules
+
+
+def builds_network_policies(
+    settings: KubernetesSettings, api_server_addresses: Iterable[str]
+) -> list[dict[str, Any]]:
+    """The builds namespace's policies: nothing reaches a build pod, and a build pod (kaniko
+    runs root and executes the install step of a tenant's dependencies) reaches only the
+    cluster DNS and ``build_egress``, the registry and the code store's addresses (CIDR:port;
+    the metadata addresses, and API server addresses inside a wider range, excepted).
+    Empty ``build_egress``: DNS only."""
+    ns = settings.builds_namespace
+    policies = [default_deny(ns), allow_dns(ns, settings)]
+    if settings.build_egress:
+        spec = {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": _egress_rules(
+                settings.build_egress, api_server_addresses, named_api_host=True
+            ),
+        }
+        policies.append(_policy(ns, "sless-allow-build-egress", spec))
+    return policies

@@ -275,7 +275,8 @@ def invoker_pod_spec(
                 },
                 "securityContext": restricted_security_context(),
                 "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
+                # no answer at all: curl's own error line (``Could not resolve host``)
+                "terminationMessagePolicy": "FallbackToLogsOnError",
             }
         ],
     }

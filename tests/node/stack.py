@@ -70,14 +70,20 @@ def node_settings(node: Node, s3_endpoint: str, bucket: str, data_dir: Any) -> S
     k.registry_insecure = True
     k.kaniko_image = KANIKO_IMAGE
     k.invoker_image = INVOKER_IMAGE
-    # cron and FunctionJob pods call the gateway at the node address (it listens on every
-    # address of the node's netns)
-    k.invoke_base_url = f"http://{NODE_IP}:{settings.gateway.port}"
+    # cron and FunctionJob pods call the gateway by its Service name, as in a cluster
+    # (sless-gateway.sless-system.svc, resolved by the node's CoreDNS): no invoke_base_url;
+    # gateway_service() points that Service at this in-process gateway
+    assert not k.invoke_base_url
     k.idle_timeout_s = IDLE_TIMEOUT_S
     k.activation_timeout_s = 180.0  # a cold pod on 2 shared cores
     k.runtime_images = {rt: node.runtime_image(rt) for rt in ("python3.11", "nodejs20")}
     k.retry_delay_s = 1.0
     k.api_server_cidrs = [f"{NODE_IP}/32"]
+    # builds reach the registry and S3 (both at the node address here), nothing else
+    k.build_egress = [
+        f"{REGISTRY.replace(':', '/32:')}",
+        f"{NODE_IP}/32:{httpx.URL(s3_endpoint).port}",
+    ]
     settings.s3.bucket = bucket
     settings.s3.endpoint_url = s3_endpoint
     settings.s3.access_key_id = SecretStr("test")
@@ -190,7 +196,8 @@ def running_platform(
         gateway = Gateway(settings, database_url)
         try:
             gateway.start()
-            yield gateway, settings
+            with gateway_service(api, settings):
+                yield gateway, settings
         finally:
             gateway.stop()
             operator.stop()
@@ -198,11 +205,65 @@ def running_platform(
         s3.stop()
 
 
+@contextlib.contextmanager
+def gateway_service(api: client.ApiClient, settings: Settings) -> Iterator[None]:
+    """Service ``sless-gateway`` in the gateway's namespace, with no selector and one
+    EndpointSlice: the in-process gateway at the node address. Cron and FunctionJob pods
+    then reach it by the name the operator gives them (resolved by the cluster's DNS), the
+    name a gateway pod's Service has in a real install. Replaces one left by the install
+    test (whose pods are gone); removed afterwards."""
+    k, port = settings.kubernetes, settings.gateway.port
+    core, discovery = client.CoreV1Api(api), client.DiscoveryV1Api(api)
+    with contextlib.suppress(ApiException):
+        core.create_namespace({"metadata": {"name": k.gateway_namespace}})
+    with contextlib.suppress(ApiException):
+        core.delete_namespaced_service("sless-gateway", k.gateway_namespace)
+    with contextlib.suppress(ApiException):  # left by an interrupted run
+        discovery.delete_namespaced_endpoint_slice("sless-gateway-node", k.gateway_namespace)
+    wait_for(
+        "the previous sless-gateway Service gone",
+        lambda: (
+            not core.list_namespaced_service(
+                k.gateway_namespace, field_selector="metadata.name=sless-gateway"
+            ).items
+        ),
+    )
+    core.create_namespaced_service(
+        k.gateway_namespace,
+        {
+            "metadata": {"name": "sless-gateway"},
+            "spec": {"ports": [{"name": "http", "port": port, "targetPort": port}]},
+        },
+    )
+    discovery.create_namespaced_endpoint_slice(
+        k.gateway_namespace,
+        {
+            "metadata": {
+                "name": "sless-gateway-node",
+                "labels": {"kubernetes.io/service-name": "sless-gateway"},
+            },
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [NODE_IP], "conditions": {"ready": True}}],
+            "ports": [{"name": "http", "port": port, "protocol": "TCP"}],
+        },
+    )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ApiException):
+            core.delete_namespaced_service("sless-gateway", k.gateway_namespace)
+        with contextlib.suppress(ApiException):
+            discovery.delete_namespaced_endpoint_slice("sless-gateway-node", k.gateway_namespace)
+
+
 def allow_invoker_to_gateway(api: client.ApiClient, namespace: str, gateway_port: int) -> None:
     """Here the gateway is a process on the node, not a pod wearing the gateway's labels, so
     the tenant's ``sless-allow-invoker-egress`` (gateway pods only) cannot match it. This
-    policy lets the tenant's invoker pods (cron, FunctionJob) reach it at the node address,
-    and nothing else: what the gateway pod's own policy would give in a cluster."""
+    policy lets the tenant's invoker pods (cron, FunctionJob) reach it at the node address
+    (where Service sless-gateway forwards: a NetworkPolicy sees the address after the
+    Service's translation), and nothing else: what the gateway pod's own policy would give
+    in a cluster. They find it by name: the tenant's own sless-allow-dns lets them ask the
+    cluster's DNS."""
     policy = {
         "metadata": {"name": "test-invoker-to-node-gateway"},
         "spec": {

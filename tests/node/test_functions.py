@@ -109,3 +109,41 @@ def _deploy_and_call(
         # (the calls answered 503 while the pod was starting are recorded too)
         invocations = wait_for(f"{name}'s invocations in PostgreSQL", recorded, timeout_s=60)
         assert {i["function"] for i in invocations} == {name}, invocations
+
+
+HOG = {
+    "handler.py": (
+        "def handle(event, context):\n"
+        "    if event['body'] != {'hog': True}:  # the upload's detonation: a quiet run\n"
+        "        return 'fine'\n"
+        "    hoard = []\n"
+        "    while True:  # 16 MiB at a time, each page written: far past the 128 MiB limit\n"
+        "        hoard.append(b'x' * (16 << 20))\n"
+    )
+}
+
+
+def test_a_pod_killed_for_memory_mid_call_is_named_to_the_caller(
+    stack: tuple[Gateway, Settings], api: Any
+) -> None:
+    """The function's container is OOMKilled during the call: the caller is told so with
+    the function's limit, in embedded mode's words, not just that the connection broke."""
+    gateway, _ = stack
+    tenant = "oom" + uuid.uuid4().hex[:6]
+    ns = f"sless-{tenant}"
+    with onboard(gateway, tenant) as acme:
+        try:
+            wait_for("the tenant namespace", lambda: acme.get("/v1/whoami").status_code == 200)
+            deploy(acme, ns, "hog", "python3.11", HOG, memory_mb=128)
+            wait_for("hog's pod ready", lambda: call(gateway, ns, "hog"), every_s=1)
+            answer = httpx.post(f"{gateway.url}/fn/{ns}/hog", json={"hog": True}, timeout=300)
+            assert answer.status_code >= 500, answer.text
+            message = answer.json()["error"]["message"]
+            assert "out of memory (128 MiB limit)" in message, answer.text
+            pod = client.CoreV1Api(api).list_namespaced_pod(ns).items[0]
+            [status] = pod.status.container_statuses
+            ended = status.last_state.terminated or status.state.terminated
+            assert ended is not None, status
+            assert ended.reason == "OOMKilled", status
+        finally:
+            acme.delete(f"/v1/namespaces/{ns}/functions/hog")

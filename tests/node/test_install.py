@@ -156,6 +156,8 @@ def _overlay(
 
     settings = yaml.safe_load((example / "settings.yaml").read_text())
     assert "SLESS_GATEWAY_PUBLIC_URL" in settings["data"]
+    assert "SLESS_KUBERNETES_BUILD_EGRESS" in settings["data"]
+    s3_url = httpx.URL(s3_endpoint)
     settings["data"].update(
         {
             "SLESS_GATEWAY_PUBLIC_URL": PUBLIC_URL,
@@ -169,6 +171,10 @@ def _overlay(
                 {rt: f"{REGISTRY}/sless/runtime-{rt}:0.1.0" for rt in ("python3.11", "nodejs20")}
             ),
             "SLESS_KUBERNETES_API_SERVER_CIDRS": json.dumps([f"{NODE_IP}/32"]),
+            # the registry and S3, both at the node address here
+            "SLESS_KUBERNETES_BUILD_EGRESS": json.dumps(
+                [f"{NODE_IP}/32:5000", f"{s3_url.host}/32:{s3_url.port}"]
+            ),
             "SLESS_KUBERNETES_OPERATOR_PEERING_LIFETIME_S": "15",
         }
     )

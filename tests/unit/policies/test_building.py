@@ -61,6 +61,35 @@ def test_build_job_checker() -> None:
     assert len(check_build_job(leaky, KubernetesSettings())) == 2
 
 
+def test_kaniko_runs_root_under_gvisor_with_only_the_capabilities_it_needs() -> None:
+    pod = job()["spec"]["template"]["spec"]
+    assert pod["runtimeClassName"] == "gvisor"
+    assert pod["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+    [kaniko] = pod["containers"]
+    assert kaniko["securityContext"] == {
+        "privileged": False,
+        "allowPrivilegeEscalation": False,
+        "runAsUser": 0,
+        "capabilities": {
+            "drop": ["ALL"],
+            "add": ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETGID", "SETUID"],
+        },
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    runc = build_job(
+        "n", "f", SHA, Runtime.PYTHON311, KubernetesSettings(build_runtime_class=""), S3
+    )
+    assert "runtimeClassName" not in runc["spec"]["template"]["spec"]
+
+
+def test_the_checker_refuses_a_build_with_more_capabilities() -> None:
+    for caps in ({"add": ["CHOWN"]}, {"drop": ["ALL"], "add": ["SYS_ADMIN"]}):
+        wider = copy.deepcopy(job())
+        wider["spec"]["template"]["spec"]["containers"][0]["securityContext"]["capabilities"] = caps
+        [violation] = check_build_job(wider, KubernetesSettings())
+        assert violation.path.endswith("securityContext.capabilities"), violation
+
+
 def test_build_needs_a_bucket() -> None:
     with pytest.raises(ValueError, match="S3 bucket"):
         build_job("n", "f", SHA, Runtime.PYTHON311, KubernetesSettings(), S3Settings())
