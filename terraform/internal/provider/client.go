@@ -160,17 +160,20 @@ func (c *Client) Whoami(ctx context.Context) (*Whoami, error) {
 
 // FunctionSpec is the body of PUT .../functions/{name}.
 type FunctionSpec struct {
-	Runtime      string            `json:"runtime,omitempty"`
-	Entrypoint   string            `json:"entrypoint,omitempty"`
-	Env          map[string]string `json:"env"`
-	MemoryMB     *int64            `json:"memory_mb,omitempty"`
-	CPUMillis    *int64            `json:"cpu_millis,omitempty"`
-	TimeoutS     *float64          `json:"timeout_s,omitempty"`
-	Concurrency  *int64            `json:"concurrency,omitempty"`
-	MinInstances *int64            `json:"min_instances,omitempty"`
-	MaxInstances *int64            `json:"max_instances,omitempty"`
-	Egress       []string          `json:"egress"`
-	Auth         string            `json:"auth,omitempty"`
+	Runtime    string `json:"runtime,omitempty"`
+	Entrypoint string `json:"entrypoint,omitempty"`
+	Interface  string `json:"interface,omitempty"`
+	// PayloadFormatVersion is sent only when set (lambda only)
+	PayloadFormatVersion *string           `json:"payload_format_version,omitempty"`
+	Env                  map[string]string `json:"env"`
+	MemoryMB             *int64            `json:"memory_mb,omitempty"`
+	CPUMillis            *int64            `json:"cpu_millis,omitempty"`
+	TimeoutS             *float64          `json:"timeout_s,omitempty"`
+	Concurrency          *int64            `json:"concurrency,omitempty"`
+	MinInstances         *int64            `json:"min_instances,omitempty"`
+	MaxInstances         *int64            `json:"max_instances,omitempty"`
+	Egress               []string          `json:"egress"`
+	Auth                 string            `json:"auth,omitempty"`
 	// CallbackURL and CallbackSecret are sent as null when unset (no callback)
 	CallbackURL    *string `json:"callback_url"`
 	CallbackSecret *string `json:"callback_secret"`
@@ -201,22 +204,24 @@ type FunctionCode struct {
 
 // FunctionSpecView is spec as the API returns it (all defaults filled in).
 type FunctionSpecView struct {
-	Runtime        string            `json:"runtime"`
-	Entrypoint     string            `json:"entrypoint"`
-	Env            map[string]string `json:"env"`
-	MemoryMB       int64             `json:"memory_mb"`
-	CPUMillis      int64             `json:"cpu_millis"`
-	TimeoutS       float64           `json:"timeout_s"`
-	Concurrency    int64             `json:"concurrency"`
-	MinInstances   int64             `json:"min_instances"`
-	MaxInstances   int64             `json:"max_instances"`
-	Egress         []string          `json:"egress"`
-	Auth           string            `json:"auth"`
-	CallbackURL    *string           `json:"callback_url"`
-	CallbackSecret *string           `json:"callback_secret"`
-	Secrets        []SecretRef       `json:"secrets"`
-	Traffic        []TrafficTarget   `json:"traffic"`
-	Code           *FunctionCode     `json:"code"`
+	Runtime              string            `json:"runtime"`
+	Entrypoint           string            `json:"entrypoint"`
+	Interface            string            `json:"interface"`
+	PayloadFormatVersion *string           `json:"payload_format_version"`
+	Env                  map[string]string `json:"env"`
+	MemoryMB             int64             `json:"memory_mb"`
+	CPUMillis            int64             `json:"cpu_millis"`
+	TimeoutS             float64           `json:"timeout_s"`
+	Concurrency          int64             `json:"concurrency"`
+	MinInstances         int64             `json:"min_instances"`
+	MaxInstances         int64             `json:"max_instances"`
+	Egress               []string          `json:"egress"`
+	Auth                 string            `json:"auth"`
+	CallbackURL          *string           `json:"callback_url"`
+	CallbackSecret       *string           `json:"callback_secret"`
+	Secrets              []SecretRef       `json:"secrets"`
+	Traffic              []TrafficTarget   `json:"traffic"`
+	Code                 *FunctionCode     `json:"code"`
 }
 
 // FunctionStatus is status as the API returns it.

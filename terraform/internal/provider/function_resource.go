@@ -46,6 +46,8 @@ type functionModel struct {
 	Name              types.String  `tfsdk:"name"`
 	Runtime           types.String  `tfsdk:"runtime"`
 	Entrypoint        types.String  `tfsdk:"entrypoint"`
+	Interface         types.String  `tfsdk:"interface"`
+	PayloadFormat     types.String  `tfsdk:"payload_format_version"`
 	Env               types.Map     `tfsdk:"env"`
 	SensitiveEnv      types.Map     `tfsdk:"sensitive_env"`
 	MemoryMB          types.Int64   `tfsdk:"memory_mb"`
@@ -127,8 +129,21 @@ func (r *functionResource) Schema(_ context.Context, _ resource.SchemaRequest, r
 			},
 			"entrypoint": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Default:     stringdefault.StaticString(defaultEntrypoint),
-				Description: "`module.function` of the handler. Default `handler.handle` (`handle` in `handler.py` / `handler.js`).",
+				PlanModifiers: []planmodifier.String{interfaceEntrypoint{}},
+				Description: "`module.function` of the handler. Default: the interface's own, " +
+					"`handler.handle` (`handle` in `handler.py` / `handler.js`) for `sless`.",
+			},
+			"interface": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default: stringdefault.StaticString(defaultInterface),
+				Description: "The contract the handler is written to: `sless` (default), `lambda`, " +
+					"`openfaas`, `knative`, or `asgi` / `wsgi` (Python only). See docs/migrating.md.",
+				Validators: []validator.String{stringvalidator.OneOf(interfaceNames()...)},
+			},
+			"payload_format_version": schema.StringAttribute{
+				Optional:    true,
+				Description: "`lambda` only: API Gateway's event shape, `2.0` (the default) or `1.0`.",
+				Validators:  []validator.String{stringvalidator.OneOf("1.0", "2.0")},
 			},
 			"env": schema.MapAttribute{
 				ElementType: types.StringType,
@@ -423,11 +438,16 @@ func specFromModel(ctx context.Context, m *functionModel) (FunctionSpec, diag.Di
 	spec := FunctionSpec{
 		Runtime:    m.Runtime.ValueString(),
 		Entrypoint: m.Entrypoint.ValueString(),
+		Interface:  m.Interface.ValueString(),
 		Env:        env,
 		Egress:     egress,
 		Auth:       m.Auth.ValueString(),
 		Secrets:    secrets,
 		Traffic:    traffic,
+	}
+	if !m.PayloadFormat.IsNull() && !m.PayloadFormat.IsUnknown() {
+		v := m.PayloadFormat.ValueString()
+		spec.PayloadFormatVersion = &v
 	}
 	if !m.CallbackURL.IsNull() && !m.CallbackURL.IsUnknown() {
 		v := m.CallbackURL.ValueString()
@@ -487,6 +507,11 @@ func applyRemote(ctx context.Context, m *functionModel, f *Function) diag.Diagno
 	m.Name = types.StringValue(f.Name)
 	m.Runtime = types.StringValue(f.Spec.Runtime)
 	m.Entrypoint = types.StringValue(f.Spec.Entrypoint)
+	m.Interface = types.StringValue(f.Spec.Interface)
+	if m.Interface.ValueString() == "" {
+		m.Interface = types.StringValue(defaultInterface) // a gateway older than interfaces
+	}
+	m.PayloadFormat = types.StringPointerValue(f.Spec.PayloadFormatVersion)
 	m.Env = types.MapValueMust(types.StringType, plain)
 	m.SensitiveEnv = types.MapValueMust(types.StringType, secret)
 	m.MemoryMB = types.Int64Value(f.Spec.MemoryMB)

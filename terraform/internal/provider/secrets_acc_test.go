@@ -157,3 +157,51 @@ func TestAccFunctionTraffic(t *testing.T) {
 		},
 	})
 }
+
+// A function written for AWS Lambda, deployed unmodified: `interface = "lambda"` plans the
+// Lambda console's entrypoint, the call gets API Gateway's event, and changing the
+// interface back moves the planned default with it.
+func TestAccFunctionInterface(t *testing.T) {
+	name := uniqueName("tfacc-iface")
+	dir := codeDir(t, map[string]string{
+		"lambda_function.py": "import json\n" +
+			"def lambda_handler(event, context):\n" +
+			"    return {'statusCode': 200, 'body': json.dumps({'rest_api_shape': 'httpMethod' in event})}\n",
+		"handler.py": pyHandler("plain sless"),
+	})
+	const addr = "sless_function.f"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: protoV6Providers,
+		CheckDestroy:             checkFunctionsGone,
+		Steps: []resource.TestStep{
+			{
+				Config: functionConfig(name, dir, "  interface = \"lambda\"\n"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "interface", "lambda"),
+					resource.TestCheckResourceAttr(addr, "entrypoint", "lambda_function.lambda_handler"),
+					resource.TestCheckNoResourceAttr(addr, "payload_format_version"),
+					checkInvoke(addr, `"rest_api_shape": false`),
+				),
+			},
+			{ // REST API's event shape
+				Config: functionConfig(name, dir, "  interface = \"lambda\"\n  payload_format_version = \"1.0\"\n"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "payload_format_version", "1.0"),
+					checkInvoke(addr, `"rest_api_shape": true`),
+				),
+			},
+			{ // back to sless: the planned entrypoint is sless's default again
+				Config: functionConfig(name, dir, ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "interface", "sless"),
+					resource.TestCheckResourceAttr(addr, "entrypoint", "handler.handle"),
+					checkInvoke(addr, "plain sless"),
+				),
+			},
+			{ // the gateway refuses what cannot run: ASGI is a Python specification
+				Config:      functionConfig(name, dir, "  runtime = \"nodejs20\"\n  interface = \"asgi\"\n"),
+				ExpectError: regexp.MustCompile(`(?s)interface 'asgi' is not available for nodejs20`),
+			},
+		},
+	})
+}
