@@ -422,7 +422,41 @@ def _a_function_through_the_installed_platform(gateway_url: str, tenant: str, to
         answer = wait_for("hello's answer", lambda: call_at(gateway_url, ns, "hello"), every_s=1)
         assert answer.status_code == 200, answer.text
         assert answer.json()["release"].endswith("-gvisor"), answer.json()
+        _a_job_and_an_async_call(acme, gateway_url, ns)
         acme.delete(f"/v1/namespaces/{ns}/functions/hello")
+
+
+def _a_job_and_an_async_call(acme: httpx.Client, gateway_url: str, ns: str) -> None:
+    """The installed platform's other ways in: a FunctionJob's pod calls the gateway by the
+    Service name the install gives it (sless-gateway.sless-system.svc, through the node's
+    CoreDNS and the tenant's allow-dns), and an asynchronous call is drawn from the queue by
+    the events deployment and recorded."""
+    job = f"/v1/namespaces/{ns}/jobs/once"
+    made = acme.put(job, json={"function": "hello", "run_id": 1})
+    assert made.status_code == 201, made.text
+
+    def finished() -> dict[str, Any] | None:
+        got = dict(acme.get(job).json().get("status") or {})
+        return got if got.get("phase") in ("Succeeded", "Failed") else None
+
+    run = wait_for("the job's run", finished, timeout_s=300, every_s=2)
+    assert run["phase"] == "Succeeded", run
+    assert json.loads(run["result"])["release"].endswith("-gvisor"), run
+    assert acme.delete(job).status_code == 200
+
+    queued = httpx.post(
+        f"{gateway_url}/fn/{ns}/hello", headers={"X-Sless-Async": "true"}, timeout=30
+    )
+    assert queued.status_code == 202, queued.text
+    call = queued.json()["invocation_id"]
+
+    def recorded() -> dict[str, Any] | None:
+        row = acme.get(f"/v1/namespaces/{ns}/invocations/{call}")
+        done = row.status_code == 200 and row.json().get("status") not in (None, 202)
+        return row.json() if done else None
+
+    record = wait_for("the async call's record", recorded, timeout_s=300, every_s=1)
+    assert record["status"] == 200, record
 
 
 def call_at(gateway_url: str, ns: str, name: str) -> httpx.Response | None:
