@@ -8,7 +8,9 @@ Kubernetes wants *structural* OpenAPI v3 schemas (every node typed, no ``$ref``,
 emits JSON Schema 2020-12. ``structural`` translates:
 
 - ``$ref`` / ``$defs`` are inlined;
-- ``anyOf: [X, {type: null}]`` becomes ``X`` with ``nullable: true``;
+- ``anyOf: [X, {type: null}]`` becomes ``X`` with ``nullable: true``; a nullable string
+  ``enum`` becomes the same choice as a ``pattern`` (the API server checks a null against
+  an enum, and refuses it, even when nullable);
 - ``const`` becomes a one-value ``enum``; numeric ``exclusiveMinimum: n`` becomes
   ``minimum: n, exclusiveMinimum: true`` (OpenAPI 3.0 form);
 - a map (``dict[str, X]``) keeps ``additionalProperties: X``; ``dict[str, Any]`` and ``Any``
@@ -24,6 +26,7 @@ Pure: no I/O except in ``main``.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,11 @@ def structural(node: dict[str, Any], defs: dict[str, Any] | None = None) -> dict
         translated = structural(merged, defs)
         if len(non_null) != len(any_of):
             translated["nullable"] = True
+            if "enum" in translated and translated.get("type") == "string":
+                # the API server checks a null against an enum too (nullable or not, null
+                # listed or not): the same choice as a pattern, which a null skips
+                choices = "|".join(re.escape(value) for value in translated.pop("enum"))
+                translated["pattern"] = f"^(?:{choices})$"
         return translated
 
     out: dict[str, Any] = {}

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from tests.conftest import free_port
+from tests.integration.sandbox.harness import built_runsc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -117,14 +118,25 @@ class Platform:
         return result
 
 
-@pytest.fixture
-def platform() -> Iterator[Platform]:
+#: the quickstart under each isolation of embedded mode: gVisor where runsc is built, as the
+#: security suite's gVisor leg (tests/security/conftest.py)
+ISOLATIONS = ["bubblewrap"] + (["gvisor"] if built_runsc() is not None else [])
+
+
+@pytest.fixture(params=ISOLATIONS)
+def platform(request: pytest.FixtureRequest) -> Iterator[Platform]:
     # not pytest's tmp_path: another pytest session on the machine re-tightens
     # /tmp/pytest-of-<user> to 0700, which locks out the embedded PostgreSQL's own user
     home = Path(tempfile.mkdtemp(prefix="sless-e2e-"))
     p = Platform(home, free_port())
+    if request.param == "gvisor":
+        gvisor = built_runsc()
+        assert gvisor is not None
+        p.env.update({"SLESS_EMBEDDED_ISOLATION": "gvisor", "SLESS_SANDBOX_RUNSC": gvisor.runsc})
     try:
         p.start()
+        if request.param == "gvisor":  # sless up says so, and never falls back
+            assert "workers run under gVisor" in p.output.read_text()
         yield p
     finally:
         if p.process is not None and p.process.poll() is None:

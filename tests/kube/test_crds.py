@@ -77,7 +77,7 @@ def test_function_objects_validate_against_the_schema(
     created = custom.create_namespaced_custom_object(
         GROUP, VERSION, namespace, "functions", _function("ok", spec)
     )
-    assert created["spec"] == spec  # code: null is kept (nullable)
+    assert created["spec"] == spec  # code and payload_format_version: null kept (nullable)
     # defaults are applied for what kubectl users leave out
     minimal = custom.create_namespaced_custom_object(
         GROUP, VERSION, namespace, "functions", _function("minimal", {})
@@ -91,6 +91,8 @@ def test_function_objects_validate_against_the_schema(
         {"auth": "nobody"},
         {"code": {"sha256": "not-hex", "blob_key": "k"}},
         {"egress": ["10.0.0.0/8:1"] * 33},
+        {"interface": "cgi"},
+        {"payload_format_version": "3.0"},
     ):
         with pytest.raises(ApiException) as refused:
             custom.create_namespaced_custom_object(

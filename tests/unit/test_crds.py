@@ -128,7 +128,7 @@ def test_structural_translates_json_schema() -> None:
     assert structural(schema) == {
         "type": "object",
         "properties": {
-            "e": {"enum": ["a", "b"], "type": "string", "nullable": True},
+            "e": {"pattern": "^(?:a|b)$", "type": "string", "nullable": True},
             "c": {"enum": ["x"], "type": "string"},
             "n": {"type": "number", "maximum": 5, "exclusiveMaximum": True},
             "m": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
