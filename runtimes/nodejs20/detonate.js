@@ -132,12 +132,37 @@ function offsets() {
   return [0, toWeekday * day, 31 * day, 366 * day];
 }
 
-const context = {
+// An object whose unknown methods answer it again: a peer's context API (OpenFaaS's
+// context.status(200).headers({}).succeed(x), Knative's context.log.info(...)) goes on to
+// the code after it instead of stopping the call with a TypeError.
+function chainable(base) {
+  const proxy = new Proxy(base, {
+    get(target, key) {
+      if (key in target || typeof key === 'symbol' || key === 'then') return target[key];
+      return () => proxy;
+    },
+  });
+  return proxy;
+}
+
+const context = chainable({
   function: process.env.SLESS_FUNCTION || 'fn',
   namespace: process.env.SLESS_NAMESPACE || 'default',
   invocationId: 'detonation',
   remainingTime: () => 1,
-};
+  log: chainable({}),
+});
+
+// how the spec's interface calls the code: Knative's handle(context, body) gets the
+// request as its context; the others are (event, context)
+const iface = process.env.DETONATION_INTERFACE || 'sless';
+delete process.env.DETONATION_INTERFACE;
+function call(func, event) {
+  if (iface === 'knative') {
+    return func(chainable({ ...event, log: chainable({}) }), event.body);
+  }
+  return func(event, context);
+}
 
 function within(promise, ms) {
   return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref())]);
@@ -184,13 +209,15 @@ async function main() {
     const calls = [];
     for (const off of offsets()) {
       for (const event of events) {
-        calls.push(clock.run(off, () => Promise.resolve().then(() => func(event, context))
+        calls.push(clock.run(off, () => Promise.resolve().then(() => call(func, event))
           .catch((e) => emit('error', { type: String(e && e.name) }))));
       }
     }
     await within(Promise.all(calls), deadline - realNow());
   }
-  finish();
+  // what the calls left running (a request sent without waiting for it) runs on until it
+  // ends (beforeExit) or the budget does: returning early hides nothing
+  setTimeout(finish, Math.max(0, deadline - realNow())).unref();
 }
 
 main();

