@@ -18,19 +18,10 @@
 'use strict';
 
 class Call {
-  constructor(req, rawBody, invocationId, deadline) {
-    let target = req.url || '/';
-    if (!target.startsWith('/')) {
-      try {
-        const u = new URL(target);
-        target = u.pathname + u.search;
-      } catch (_) {
-        target = '/' + target;
-      }
-    }
-    const q = target.indexOf('?');
-    this.rawPath = (q === -1 ? target : target.slice(0, q)) || '/';
-    this.queryString = q === -1 ? '' : target.slice(q + 1);
+  // target: the server's splitTarget(req.url), {rawPath, queryString}
+  constructor(req, target, rawBody, invocationId, deadline) {
+    this.rawPath = target.rawPath || '/';
+    this.queryString = target.queryString;
     try {
       this.path = decodeURIComponent(this.rawPath);
     } catch (_) {

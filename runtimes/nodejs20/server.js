@@ -154,8 +154,9 @@ class BadRequest extends Error {
   }
 }
 
-function buildEvent(req, rawBody) {
-  let target = req.url || '/';
+// the request target as path and query string (an absolute-form target is reduced to them)
+function splitTarget(url) {
+  let target = url || '/';
   if (!target.startsWith('/')) {
     try {
       const u = new URL(target);
@@ -165,8 +166,14 @@ function buildEvent(req, rawBody) {
     }
   }
   const q = target.indexOf('?');
-  let rawPath = q === -1 ? target : target.slice(0, q);
-  const queryString = q === -1 ? '' : target.slice(q + 1);
+  return {
+    rawPath: q === -1 ? target : target.slice(0, q),
+    queryString: q === -1 ? '' : target.slice(q + 1),
+  };
+}
+
+function buildEvent(req, rawBody) {
+  const { rawPath, queryString } = splitTarget(req.url);
   let p;
   try {
     p = decodeURIComponent(rawPath);
@@ -323,7 +330,7 @@ function serve(config, func, adapter) {
     await slots.acquire();
     let response;
     try {
-      response = await adapter.call(new adapter.Call(req, rawBody, invocationId, deadline));
+      response = await adapter.call(new adapter.Call(req, splitTarget(req.url), rawBody, invocationId, deadline));
     } catch (err) {
       logError(invocationId, err);
       response = [500, { 'content-type': 'application/json' },
