@@ -85,7 +85,7 @@ def allowed(
 
     ``addresses`` are what ``host`` resolved to (or the literal address itself).
     """
-    host = host.strip("[]").lower().rstrip(".")
+    host = _normal(host)
     usable = [a for a in addresses if not forbidden(a)]
     if not usable or len(usable) != len(addresses):
         # a name that resolves to a forbidden address is refused outright
@@ -100,6 +100,10 @@ def allowed(
             if inside:
                 return inside[0]
     return None
+
+
+def _normal(host: str) -> str:
+    return host.strip("[]").lower().rstrip(".")
 
 
 async def resolve_allowed(host: str, port: int, rules: Sequence[EgressRule]) -> IPAddress | None:
@@ -127,10 +131,20 @@ async def _resolve(host: str, port: int) -> list[IPAddress]:
 class EgressProxy:
     """An allowlisting HTTP proxy on a Unix socket, one per function version."""
 
-    def __init__(self, socket_path: Path, rules: Sequence[str], *, name: str = "") -> None:
+    def __init__(
+        self,
+        socket_path: Path,
+        rules: Sequence[str],
+        *,
+        name: str = "",
+        provider: Sequence[tuple[str, int]] = (),
+    ) -> None:
         self.socket_path = socket_path
         self.rules = [EgressRule.parse(r) for r in rules]
         self.name = name
+        #: ``(host, port)`` the provider configured (a package index, a registry): reached
+        #: by that exact name even when it is on a local address (a mirror on loopback)
+        self.provider = frozenset((_normal(host), port) for host, port in provider)
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         #: counters for tests and metrics
@@ -195,7 +209,11 @@ class EgressProxy:
             await self._refuse(writer, 400, "bad destination")
             return
         port = int(port_text)
-        address = allowed(host, port, await _resolve(host, port), self.rules)
+        addresses = await _resolve(host, port)
+        if (_normal(host), port) in self.provider:
+            address = addresses[0] if addresses else None
+        else:
+            address = allowed(host, port, addresses, self.rules)
         if address is None:
             self.refused_count += 1
             log.info("egress of %s to %s:%d refused", self.name, host[:100], port)

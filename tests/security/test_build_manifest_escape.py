@@ -14,10 +14,14 @@ are loopback listeners this test starts, and the target must receive no request 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import http.server
+import io
 import json
+import os
 import shutil
+import tarfile
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -325,3 +329,113 @@ def test_kubernetes_build_context_refuses_the_same_manifests(files: dict[str, st
     # the same code with plain manifests still packs
     plain = {"requirements.txt": "six==1.16.0\n"}
     assert repack(make_zip({**PY_HANDLER, **plain}), "FROM scratch\n", ArchiveLimits())
+
+
+def _tarball(files: dict[str, str]) -> bytes:
+    """An npm package tarball (``package/`` prefix), gzip'd."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+class _npm_registry:
+    """A registry that serves one published package, ``innocent@1.0.0``, whose own
+    dependency is a URL of its publisher's choice (``evil``): the tenant's manifest is
+    clean (a registry package), the attack is one level down, in published metadata."""
+
+    def __init__(self, evil: str | None) -> None:
+        manifest: dict[str, object] = {"name": "innocent", "version": "1.0.0"}
+        if evil is not None:
+            manifest["dependencies"] = {"evil": evil}
+        self.tarball = _tarball({"package.json": json.dumps(manifest), "index.js": ""})
+        self.manifest = manifest
+
+    def __enter__(self) -> Listener:
+        record: list[str] = []
+        tarball = self.tarball
+        manifest = self.manifest
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                record.append(f"GET {self.path}")
+                host = self.headers.get("Host", "")
+                if self.path.rstrip("/") == "/innocent":
+                    integrity = base64.b64encode(hashlib.sha512(tarball).digest()).decode()
+                    version = {
+                        **manifest,
+                        "dist": {
+                            "tarball": f"http://{host}/innocent/-/innocent-1.0.0.tgz",
+                            "shasum": hashlib.sha1(tarball).hexdigest(),
+                            "integrity": f"sha512-{integrity}",
+                        },
+                    }
+                    doc = {
+                        "name": "innocent",
+                        "dist-tags": {"latest": "1.0.0"},
+                        "versions": {"1.0.0": version},
+                    }
+                    self._send(json.dumps(doc).encode(), "application/json")
+                elif self.path == "/innocent/-/innocent-1.0.0.tgz":
+                    self._send(tarball, "application/octet-stream")
+                else:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+
+            def _send(self, body: bytes, kind: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return Listener(self.server.server_address[1], record)
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the installer's own network needs root")
+@pytest.mark.parametrize("kind", ["http-tarball", "git-http"])
+async def test_a_published_packages_url_dependency_reaches_nothing(
+    kind: str, builder: Builder, listener: Listener
+) -> None:
+    """A registry package may itself depend on a URL (npm accepts that in published
+    metadata): the installer must still reach nothing but the configured registry."""
+    evil = {"http-tarball": f"{listener.url}/evil.tgz", "git-http": f"git+{listener.url}/e.git"}
+    with _npm_registry(evil[kind]) as registry:
+        builder.archive_settings.npm_registry = f"{registry.url}/"
+        manifest = {"name": "fn", "version": "1.0.0", "dependencies": {"innocent": "1.0.0"}}
+        files = {**NODE_HANDLER, "package.json": json.dumps(manifest)}
+        message = await build(builder, Runtime.NODEJS20, files)
+    # the registry was reached (the clean part of the install works through the proxy)
+    assert "GET /innocent" in registry.requests, registry.requests
+    assert listener.requests == [], listener.requests
+    assert "installing package.json dependencies failed" in message, message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the installer's own network needs root")
+async def test_a_registry_package_still_installs_through_the_build_proxy(
+    builder: Builder,
+) -> None:
+    """The other side of the confinement: the configured registry is reached."""
+    with _npm_registry(None) as registry:
+        builder.archive_settings.npm_registry = f"{registry.url}/"
+        manifest = {"name": "fn", "version": "1.0.0", "dependencies": {"innocent": "1.0.0"}}
+        data = make_zip({**NODE_HANDLER, "package.json": json.dumps(manifest)})
+        sha256 = hashlib.sha256(data).hexdigest()
+        await builder.blobs.put(sha256, data)
+        built = await builder.ensure_built(Runtime.NODEJS20, sha256, TENANT)
+    assert (built.deps_dir / "node_modules" / "innocent" / "package.json").is_file()
+    assert "GET /innocent/-/innocent-1.0.0.tgz" in registry.requests, registry.requests

@@ -16,14 +16,16 @@ installer config), and the installer never runs on a manifest that fails.
 When the gateway is root, the installer runs as the tenant's own unprivileged host uid and
 gid (``uids``), never as root, through ``setpriv`` (no supplementary groups, no new
 privileges) inside a pid namespace of its own (``unshare --pid --kill-child``: nothing it
-starts outlives it). It works in ``<work>/t<uid>/``: the tenant's own caches (``cache/``,
-its uid's, 0700: no tenant reads or poisons another's) and one staging directory per build
-(root, group the tenant's gid, 0750) holding the code (root's) and ``deps/`` and ``home/``
-(the uid's). ``<work>`` is ``<data_dir>/build-work`` when every ancestor is searchable,
-else under the gateway's run dir. Once the installer has exited, ``deps/`` is made root's
-(``lchown``), without setuid, setgid or sticky bits and not writable by others, and any
-file that is not a directory, regular file or symlink, or that has a second hard link, fails
-the build; then it moves into ``builds/`` (the gateway's alone).
+starts outlives it) and a network namespace whose only way out is a proxy to the
+configured registry or index (``installer_network``). It works in ``<work>/t<uid>/``:
+the tenant's own caches (``cache/``, its uid's, 0700: no tenant reads or poisons
+another's) and one staging directory per build (root, group the tenant's gid, 0750)
+holding the code (root's) and ``deps/`` and ``home/`` (the uid's). ``<work>`` is
+``<data_dir>/build-work`` when every ancestor is searchable, else under the gateway's run
+dir. Once the installer has exited, ``deps/`` is made root's (``lchown``), without setuid,
+setgid or sticky bits and not writable by others, and any file that is not a directory,
+regular file or symlink, or that has a second hard link, fails the build; then it moves
+into ``builds/`` (the gateway's alone).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sless.backends.local.installer_network import (
+    PROXY_ENV,
+    confined,
+    index_destinations,
+    registry_destinations,
+)
 from sless.config import BuildSettings, ValidationSettings
 from sless.models import Runtime
 from sless.sandbox import HostIds, HostLayout
@@ -55,21 +63,26 @@ _VIOLATIONS_SHOWN = 10
 #: the installers; nothing else of the gateway's environment (its secrets) is. The npm
 #: registry is ``SLESS_VALIDATION_NPM_REGISTRY``, the one lockfiles are checked against.
 _PASSTHROUGH_ENV = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
     "UV_INDEX_URL",
     "UV_DEFAULT_INDEX",
     "UV_EXTRA_INDEX_URL",
+    "UV_INDEX",
     "UV_FIND_LINKS",
     "UV_OFFLINE",
     "UV_NATIVE_TLS",
+)
+#: the host's proxies: for an installer with the host's network only (the gateway is not
+#: root); a confined one goes through the build proxy (``installer_network``)
+_PROXY_PASSTHROUGH = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
 )
 
 
@@ -266,6 +279,7 @@ class Builder:
             space=space,
             cwd=space.home,
             what="installing requirements.txt",
+            reach=index_destinations(os.environ),
         )
 
     async def _node_deps(self, space: _Workspace) -> None:
@@ -293,11 +307,33 @@ class Builder:
             space=space,
             cwd=space.deps,
             what="installing package.json dependencies",
+            reach=registry_destinations(self.archive_settings.npm_registry),
         )
 
-    async def _run(self, argv: list[str], *, space: _Workspace, cwd: Path, what: str) -> None:
-        env = {
-            **{k: v for k in _PASSTHROUGH_ENV if (v := os.environ.get(k))},
+    async def _run(
+        self,
+        argv: list[str],
+        *,
+        space: _Workspace,
+        cwd: Path,
+        what: str,
+        reach: list[tuple[str, int]],
+    ) -> None:
+        """Run an installer; as root, as the tenant's uid and able to reach only ``reach``."""
+        if self.work is None or space.ids is None:
+            # not root: the installer runs as the gateway's uid, with its network
+            env = self._env(space, (*_PASSTHROUGH_ENV, *_PROXY_PASSTHROUGH))
+            await self._installer(argv, [], env=env, cwd=cwd, what=what)
+            return
+        async with confined(self.work / "net", reach) as prefix:
+            env = {**self._env(space, _PASSTHROUGH_ENV), **PROXY_ENV}
+            command = [*_as_tenant(space.ids, prefix), *argv]
+            await self._installer(command, reach, env=env, cwd=cwd, what=what)
+
+    @staticmethod
+    def _env(space: _Workspace, passthrough: tuple[str, ...]) -> dict[str, str]:
+        return {
+            **{k: v for k in passthrough if (v := os.environ.get(k))},
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(space.home),
             "UV_CACHE_DIR": str(space.cache / "uv"),
@@ -307,9 +343,18 @@ class Builder:
             "npm_config_ignore_scripts": "true",
             "npm_config_userconfig": str(space.home / ".npmrc"),
         }
+
+    async def _installer(
+        self,
+        command: list[str],
+        allowed: list[tuple[str, int]],
+        *,
+        env: dict[str, str],
+        cwd: Path,
+        what: str,
+    ) -> None:
         process = await asyncio.create_subprocess_exec(
-            *_as_tenant(space.ids),
-            *argv,
+            *command,
             cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -324,7 +369,9 @@ class Builder:
             raise BuildError(f"{what} timed out after {self.settings.timeout_s:.0f} s") from None
         if process.returncode != 0:
             tail = output.decode("utf-8", "replace")[-_OUTPUT_TAIL:].strip()
-            raise BuildError(f"{what} failed:\n{tail}")
+            reach = ", ".join(f"{host}:{port}" for host, port in allowed)
+            where = f"\n(builds reach only {reach})" if allowed else ""
+            raise BuildError(f"{what} failed:\n{tail}{where}")
 
     def remove(self, runtime: Runtime, sha256: str) -> None:
         shutil.rmtree(self.path_for(runtime, sha256).root, ignore_errors=True)
@@ -338,11 +385,10 @@ def _searchable(path: Path) -> bool:
         return False
 
 
-def _as_tenant(ids: HostIds | None) -> list[str]:
+def _as_tenant(ids: HostIds, confine: list[str]) -> list[str]:
     """The prefix that runs an installer as the tenant's ids in a pid namespace of its
-    own (everything it started dies with it); nothing when the gateway is not root."""
-    if ids is None:
-        return []
+    own (everything it started dies with it) and a network namespace whose only way out
+    is ``confine``'s proxy (``installer_network``)."""
     unshare = shutil.which("unshare") or "/usr/bin/unshare"
     setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
     return [
@@ -350,7 +396,9 @@ def _as_tenant(ids: HostIds | None) -> list[str]:
         "--pid",
         "--fork",
         "--kill-child",
+        "--net",
         "--",
+        *confine,
         setpriv,
         f"--reuid={ids.uid}",
         f"--regid={ids.gid}",
