@@ -31,6 +31,7 @@ into ``builds/`` (the gateway's alone).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -147,14 +148,17 @@ class Builder:
         self.durations: dict[tuple[str, str], tuple[int, float]] = {}
 
     def start(self, run_dir: Path) -> None:
-        """Choose the work directory (see the module docstring); root only."""
+        """Choose the work directory (see the module docstring; root only), and remove
+        what builds that were cut off (a crash, a kill) left there."""
         if os.geteuid() != 0:
+            _sweep([self.root], self.settings.timeout_s)
             return
         base = self.root.parent if _searchable(self.root.parent) else run_dir
         self.work = base / "build-work"
         self.work.mkdir(mode=0o711, exist_ok=True)
         os.chown(self.work, 0, 0)
         self.work.chmod(0o711)
+        _sweep([self.root, *self.work.glob("t*"), self.work / "net"], self.settings.timeout_s)
         # the interpreter the sandbox runs tenant code with (the tenants' uids reach it)
         self.python = str(HostLayout.discover().python_prefix / "bin" / "python3.11")
 
@@ -375,6 +379,24 @@ class Builder:
 
     def remove(self, runtime: Runtime, sha256: str) -> None:
         shutil.rmtree(self.path_for(runtime, sha256).root, ignore_errors=True)
+
+
+def _sweep(directories: list[Path], timeout_s: float) -> None:
+    """Remove the staging directories and proxy sockets (their names start with a dot, or
+    end in ``.sock``) under ``directories`` that are older than any build can run: another
+    gateway process sharing the data dir may be building right now."""
+    horizon = time.time() - timeout_s - 60
+    for directory in directories:
+        with contextlib.suppress(FileNotFoundError):
+            for entry in directory.iterdir():
+                left = entry.name.startswith(".") and entry.name != ".cache"
+                if not (left or entry.suffix == ".sock") or entry.lstat().st_mtime > horizon:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+                log.info("removed %s, left by a build that was cut off", entry)
 
 
 def _searchable(path: Path) -> bool:
