@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from starlette.types import Receive, Scope, Send
 
 from sless.config import Settings
-from sless.gateway import console
+from sless.gateway import console, pages
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import ERROR_RESPONSES, error_body, install_error_handlers
@@ -116,7 +116,11 @@ class Gateway:
                 await send({"type": "http.response.body", "body": _AMBIGUOUS_BODY})
                 return
             if scope["path"].startswith(PREFIX):
-                await self.invoke(scope, receive, send)
+                # one origin with the console and every other tenant (sless.gateway.pages)
+                if pages.wants_service_worker(scope):
+                    await pages.refuse_service_worker(send)
+                    return
+                await self.invoke(scope, receive, pages.isolated(send, scope["path"]))
                 return
         await self.api(scope, receive, send)
 

@@ -352,7 +352,8 @@ def test_cookies_do_not_leak_between_callers(gateway: RunningGateway, acme: http
     }
     deploy(acme, "sless-acme", "cookies", code, {"concurrency": 1})
     first = httpx.get(f"{gateway.url}/fn/sless-acme/cookies")
-    assert first.headers["set-cookie"] == "session=alice"
+    # scoped to the function's own path (sless.gateway.pages)
+    assert first.headers["set-cookie"] == "session=alice; Path=/fn/sless-acme/cookies"
     # another caller on the same worker must not be sent alice's cookie
     assert httpx.get(f"{gateway.url}/fn/sless-acme/cookies").text == "none"
 

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 import pytest
 
 from sless.config import Settings
+
+# a real browser, for the attacks made through a page (test_function_page_steals_console_session)
+from tests.browser.conftest import browser, open_page, shots  # noqa: F401
 from tests.integration.sandbox import harness
 
 ISOLATIONS = ("bubblewrap", "gvisor")

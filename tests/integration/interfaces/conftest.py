@@ -22,7 +22,13 @@ class Deployed:
     """A function deployed in the tenant ``acme``; ``call`` goes through ``/fn``."""
 
     def __init__(self, gateway: RunningGateway, name: str) -> None:
-        self.url = f"{gateway.url}/fn/sless-acme/{name}"
+        self.path = f"/fn/sless-acme/{name}"
+        self.url = f"{gateway.url}{self.path}"
+
+    def scoped(self, *cookies: str) -> list[str]:
+        """``Set-Cookie`` values as the gateway passes them on: scoped to the function's
+        own path (sless.gateway.pages)."""
+        return [f"{cookie}; Path={self.path}" for cookie in cookies]
 
     def call(self, method: str, path: str = "", **kwargs: Any) -> httpx.Response:
         return httpx.request(method, self.url + path, timeout=30, **kwargs)
