@@ -60,6 +60,7 @@ def _function_services(
     blobs: BlobStore,
     validator: Validator,
     metrics: GatewayMetrics,
+    secrets: SecretRepository,
 ) -> FunctionServices:
     return FunctionServices(
         backend=backend,
@@ -68,6 +69,7 @@ def _function_services(
         quotas=tenancy.quotas,
         validation=ReportCache(validator, ReportRepository(db)),
         reviews=ReviewRepository(db),
+        secrets=secrets,
         on_validated=lambda report, cached: metrics.record_validation(report, cached=cached),
     )
 
@@ -169,7 +171,7 @@ class Platform:
             secrets=secrets,
             metrics=metrics,
             versions=VersionRepository(db),
-            functions=_function_services(db, tenancy, backend, blobs, validator, metrics),
+            functions=_function_services(db, tenancy, backend, blobs, validator, metrics, secrets),
             history=InvocationHistory(db),
             audit=AuditRepository(db),
         )

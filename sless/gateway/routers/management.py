@@ -10,9 +10,16 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
-from sless.functions import versioning
+from sless.functions import specifying, versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
+from sless.gateway.deps import (
+    FunctionsDep,
+    NameDep,
+    NamespaceDep,
+    PlatformDep,
+    PrincipalDep,
+    check_path_name,
+)
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
@@ -54,6 +61,7 @@ async def put_function(
     ns: NamespaceDep,
     name: NameDep,
     platform: PlatformDep,
+    functions: FunctionsDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
@@ -64,29 +72,17 @@ async def put_function(
     function that has code makes a new version; ``traffic`` names existing versions."""
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
-    spec = FunctionSpec.model_validate(body)
-    missing = await platform.secrets.missing(ns, spec.secret_names())
-    if missing:
-        # a name only (no value exists to leak); always looked up in the caller's namespace
-        raise Invalid(f"secret {missing[0]!r} not found in namespace {ns}: create it first")
-    quotas, functions = platform.tenancy.quotas, platform.functions
-    # count, check and write as the tenant's only writer: concurrent creates cannot all
-    # see the last free slot (sless/tenancy/quotas.py)
-    async with quotas.guard(ns) as quota:
-        current = await platform.backend.list_functions(ns)
-        existing = next((f for f in current if f.name == name), None)
-        if if_match is not None:
-            # under the tenant's write lock: of two racing writers one sees the other's write
-            if_match.check(existing.resource_version if existing else None)
-        quota.check_function(current, name, spec)
-        await versioning.check_traffic(functions, ns, name, spec, existing)
-        if existing is not None and spec.traffic != existing.spec.traffic:
-            note(request, detail=versioning.traffic_detail(spec.traffic))
-        spec = await versioning.version_for_put(functions, ns, name, spec, existing, principal)
-        response.status_code = 200 if existing is not None else 201
-        function = await platform.backend.put_function(ns, name, spec)
-        if existing is not None and function.spec.version != existing.spec.version:
-            await versioning.prune(functions, ns, name, function.spec, existing.status.version)
+    put = await specifying.put(
+        functions,
+        ns,
+        name,
+        FunctionSpec.model_validate(body),
+        precondition=if_match,
+        principal=principal,
+        on_traffic_change=lambda detail: note(request, detail=detail),
+    )
+    response.status_code = 201 if put.created else 200
+    function = put.function
     set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
 
