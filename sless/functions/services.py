@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sless.backends import Backend
 from sless.store import (
@@ -20,6 +21,12 @@ from sless.store import (
 )
 from sless.tenancy import Quotas
 from sless.validation import Report, ReportCache
+
+
+class Precondition(Protocol):
+    """What a writer expects of an object now (an ``If-Match``): raises unless met."""
+
+    def check(self, current: str | None) -> None: ...
 
 
 @dataclass(frozen=True)

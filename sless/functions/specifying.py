@@ -1,4 +1,5 @@
-"""Putting a function's spec: created, or replaced under a new version when what runs changed.
+"""Putting a function's spec (created, or replaced under a new version when what runs
+changed) and deleting a function.
 
 The spec names only secrets that exist (in the caller's namespace); the count, the check
 and the write happen as the tenant's only writer (``Quotas.guard``), so concurrent creates
@@ -9,26 +10,20 @@ function that has code makes a new version of the same code with its review stat
 (``versioning.version_for_put``), then old versions are pruned.
 
 Every entry point that writes a spec (today the gateway's ``PUT .../functions/{name}``)
-calls :func:`put`; parsing the body and the HTTP answer stay in the router.
+calls :func:`put`, and one that deletes a function :func:`delete`; parsing the body and
+the HTTP answer stay in the router.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from sless.errors import Invalid
 from sless.functions import versioning
-from sless.functions.services import FunctionServices
+from sless.functions.services import FunctionServices, Precondition
 from sless.models import Function, FunctionSpec
 from sless.tenancy import Principal
-
-
-class Precondition(Protocol):
-    """What the writer expects of the function now (an ``If-Match``): raises unless met."""
-
-    def check(self, current: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -70,3 +65,17 @@ async def put(
         if existing is not None and function.spec.version != existing.spec.version:
             await versioning.prune(services, ns, name, function.spec, existing.status.version)
     return Put(function=function, created=existing is None)
+
+
+async def delete(
+    services: FunctionServices, ns: str, name: str, *, precondition: Precondition | None
+) -> None:
+    """Delete ``ns/name`` (checked against ``precondition`` under the tenant's write lock),
+    then its versions and the code nothing refers to any more."""
+    if precondition is None:
+        await services.backend.delete_function(ns, name)
+    else:
+        async with services.quotas.guard(ns):
+            precondition.check((await services.backend.get_function(ns, name)).resource_version)
+            await services.backend.delete_function(ns, name)
+    await versioning.forget_function(services, ns, name)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
-from sless.functions import specifying, versioning
+from sless.functions import specifying
 from sless.gateway.audit import note
 from sless.gateway.deps import (
     FunctionsDep,
@@ -98,15 +98,9 @@ async def get_function(
 
 @router.delete("/namespaces/{ns}/functions/{name}")
 async def delete_function(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+    ns: NamespaceDep, name: NameDep, functions: FunctionsDep, if_match: IfMatchDep
 ) -> dict[str, Any]:
-    if if_match is None:
-        await platform.backend.delete_function(ns, name)
-    else:
-        async with platform.tenancy.quotas.guard(ns):
-            if_match.check((await platform.backend.get_function(ns, name)).resource_version)
-            await platform.backend.delete_function(ns, name)
-    await versioning.forget_function(platform.functions, ns, name)
+    await specifying.delete(functions, ns, name, precondition=if_match)
     return {"deleted": name}
 
 

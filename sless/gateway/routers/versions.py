@@ -15,10 +15,10 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict
 
-from sless.errors import BadRequest, Invalid, NotFound
+from sless.errors import BadRequest
 from sless.functions import versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import FunctionsDep, NameDep, NamespaceDep, PlatformDep
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.routers.management import function_view
@@ -75,6 +75,7 @@ async def rollback(
     name: NameDep,
     body: Rollback,
     platform: PlatformDep,
+    functions: FunctionsDep,
     request: Request,
     response: Response,
     if_match: IfMatchDep,
@@ -82,22 +83,6 @@ async def rollback(
     """Serve ``version`` again: the function's spec becomes that version's, its traffic
     split is cleared. 422 for a version that does not exist or may not serve."""
     note(request, detail=f"version: {body.version}")
-    quotas = platform.tenancy.quotas
-    async with quotas.guard(ns) as quota:
-        current = await platform.backend.list_functions(ns)
-        existing = next((f for f in current if f.name == name), None)
-        if existing is None:
-            raise NotFound(f"function {name!r} not found")
-        if if_match is not None:
-            if_match.check(existing.resource_version)
-        spec = await versioning.rollback_spec(platform.functions, ns, name, body.version)
-        missing = await platform.secrets.missing(ns, spec.secret_names())
-        if missing:
-            raise Invalid(
-                f"version {body.version} names secret {missing[0]!r}, which does not exist"
-                f" in namespace {ns}: create it first"
-            )
-        quota.check_function(current, name, spec)
-        function = await platform.backend.put_function(ns, name, spec)
+    function = await versioning.rollback(functions, ns, name, body.version, precondition=if_match)
     set_etag(response, function.resource_version)
     return function_view(function, platform.public_url)
