@@ -14,7 +14,8 @@ from sless.events import Events
 from sless.functions import FunctionServices
 from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
-from sless.gateway.paging import Cursors, PageParams, Pager, scope
+from sless.gateway.paging import Cursors, Pagers
+from sless.gateway.quota_usage import QuotaUsage
 from sless.store import (
     AuditRepository,
     BlobStore,
@@ -22,6 +23,7 @@ from sless.store import (
     InvocationHistory,
     InvocationRecorder,
     LLMReviewRepository,
+    QueueRepository,
     ReportRepository,
     ReviewRepository,
     SecretCipher,
@@ -176,9 +178,20 @@ class Platform:
             audit=AuditRepository(db),
         )
 
-    def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:
-        """The paging of one list, bound to its owner (a namespace; None: the admin)."""
-        return Pager(self.cursors, scope(kind, owner, **filters), params)
+    @property
+    def pagers(self) -> Pagers:
+        return Pagers(self.cursors)
+
+    @property
+    def quota_usage(self) -> QuotaUsage:
+        return QuotaUsage(
+            tenancy=self.tenancy,
+            backend=self.backend,
+            secrets=self.secrets,
+            versions=self.versions,
+            queue=QueueRepository(self.db),
+            idempotency_keys=self.idempotency.repository,
+        )
 
     @property
     def public_url(self) -> str:

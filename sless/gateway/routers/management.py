@@ -13,11 +13,15 @@ from sless.errors import BadRequest, Invalid
 from sless.functions import specifying
 from sless.gateway.audit import note
 from sless.gateway.deps import (
+    BackendDep,
     FunctionsDep,
+    InvocationsDep,
     NameDep,
     NamespaceDep,
+    PagersDep,
     PlatformDep,
     PrincipalDep,
+    PublicUrlDep,
     check_path_name,
 )
 from sless.gateway.paging import PageDep
@@ -47,20 +51,25 @@ async def whoami(principal: PrincipalDep) -> dict[str, Any]:
     "/namespaces/{ns}/functions",
     response_model=page_model("FunctionPage", "functions", total=True),
 )
-async def list_functions(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_functions(
+    ns: NamespaceDep,
+    backend: BackendDep,
+    pagers: PagersDep,
+    public_url: PublicUrlDep,
+    page: PageDep,
+) -> dict[str, Any]:
     """In name order; ``total`` is exact (the namespace's functions are few)."""
-    functions = await platform.backend.list_functions(ns)
-    pager = platform.pager("functions", ns, page)
+    functions = await backend.list_functions(ns)
+    pager = pagers.of("functions", ns, page)
     items, fields = pager.page_by_name("functions", functions, lambda f: f.name)
-    url = platform.public_url
-    return {"functions": [function_view(f, url) for f in items], **fields}
+    return {"functions": [function_view(f, public_url) for f in items], **fields}
 
 
 @router.put("/namespaces/{ns}/functions/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_function(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    public_url: PublicUrlDep,
     functions: FunctionsDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
@@ -84,16 +93,20 @@ async def put_function(
     response.status_code = 201 if put.created else 200
     function = put.function
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
 
 
 @router.get("/namespaces/{ns}/functions/{name}", responses=with_etag())
 async def get_function(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+    ns: NamespaceDep,
+    name: NameDep,
+    backend: BackendDep,
+    public_url: PublicUrlDep,
+    response: Response,
 ) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, name)
+    function = await backend.get_function(ns, name)
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
 
 
 @router.delete("/namespaces/{ns}/functions/{name}")
@@ -105,8 +118,8 @@ async def delete_function(
 
 
 @router.get("/namespaces/{ns}/functions/{name}/validation")
-async def get_validation(ns: NamespaceDep, name: NameDep, platform: PlatformDep) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, name)
+async def get_validation(ns: NamespaceDep, name: NameDep, backend: BackendDep) -> dict[str, Any]:
+    function = await backend.get_function(ns, name)
     if function.status.validation is None:
         return {"verdict": None, "findings": [], "message": "no upload validated yet"}
     return function.status.validation
@@ -132,7 +145,8 @@ AsyncState = Literal["queued", "running", "succeeded", "failed", "dead", "interr
 )
 async def get_invocations(
     ns: NamespaceDep,
-    platform: PlatformDep,
+    pagers: PagersDep,
+    invocations: InvocationsDep,
     page: PageDep,
     function: Annotated[str | None, Query(max_length=100)] = None,
     since: Annotated[datetime | None, Query(description="started at or after")] = None,
@@ -145,7 +159,7 @@ async def get_invocations(
         check_path_name(function)
     since, until = _aware(since), _aware(until)
     filters = {"function": function, "since": since, "until": until, "status": status}
-    pager = platform.pager("invocations", ns, page, state=state, **filters)
+    pager = pagers.of("invocations", ns, page, state=state, **filters)
     position = pager.position()
     after = None
     if position is not None:
@@ -153,7 +167,7 @@ async def get_invocations(
             after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await platform.history.page(
+    rows = await invocations.page(
         ns,
         function=function,
         since=since,

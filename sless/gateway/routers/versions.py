@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict
 from sless.errors import BadRequest
 from sless.functions import versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import FunctionsDep, NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import (
+    BackendDep,
+    FunctionsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    PublicUrlDep,
+    VersionsDep,
+)
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.routers.management import function_view
@@ -33,13 +41,18 @@ router = APIRouter(prefix="/v1", responses=ERRORS)
     response_model=page_model("VersionPage", "versions", total=False),
 )
 async def list_versions(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, page: PageDep
+    ns: NamespaceDep,
+    name: NameDep,
+    backend: BackendDep,
+    pagers: PagersDep,
+    versions: VersionsDep,
+    page: PageDep,
 ) -> dict[str, Any]:
     """Newest first. Each version: ``version``, ``sha256``, ``spec``, ``validation``,
     ``state`` (allowed | held | rejected), ``created_by``, ``created_at``; ``current``
     marks the function's current version, ``serving`` the one that serves now."""
-    function = await platform.backend.get_function(ns, name)
-    pager = platform.pager("versions", ns, page, function=name)
+    function = await backend.get_function(ns, name)
+    pager = pagers.of("versions", ns, page, function=name)
     position = pager.position()
     before = None
     if position is not None:
@@ -47,7 +60,7 @@ async def list_versions(
             before = int(position[0])
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await platform.versions.page(ns, name, before=before, limit=page.limit + 1)
+    rows = await versions.page(ns, name, before=before, limit=page.limit + 1)
     result = pager.page("versions", rows, lambda v: [int(v.version[1:])])
     traffic = {t.version: t.percent for t in function.spec.traffic}
     views = []
@@ -74,7 +87,7 @@ async def rollback(
     ns: NamespaceDep,
     name: NameDep,
     body: Rollback,
-    platform: PlatformDep,
+    public_url: PublicUrlDep,
     functions: FunctionsDep,
     request: Request,
     response: Response,
@@ -85,4 +98,4 @@ async def rollback(
     note(request, detail=f"version: {body.version}")
     function = await versioning.rollback(functions, ns, name, body.version, precondition=if_match)
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
