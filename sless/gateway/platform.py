@@ -95,6 +95,8 @@ class Platform:
     functions: FunctionServices
     history: InvocationHistory
     audit: AuditRepository
+    pagers: Pagers
+    quota_usage: QuotaUsage
 
     @classmethod
     async def start(
@@ -145,6 +147,25 @@ class Platform:
             await backend.stop()
             await db.close()
             raise
+        return cls._assemble(
+            settings, db, tenancy, backend, blobs, secrets, recorder, key, sole_database_user
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        settings: Settings,
+        db: asyncpg.Pool,
+        tenancy: Tenancy,
+        backend: Backend,
+        blobs: BlobStore,
+        secrets: SecretRepository,
+        recorder: InvocationRecorder,
+        key: bytes,
+        sole_database_user: bool,
+    ) -> Platform:
+        """The services above the database, the backend and the recorder, built once."""
+        gateway = settings.gateway
         events = Events(settings, db, backend, recorder, sole_user=sole_database_user)
         events.start()
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
@@ -153,6 +174,14 @@ class Platform:
         validator = Validator(
             settings.validation, settings.llm, llm_cache=StoredReviewCache(LLMReviewRepository(db))
         )
+        cursors = Cursors(key, ttl_s=gateway.cursor_ttl_s)
+        idempotency = Idempotency(
+            IdempotencyRepository(
+                db, ttl_s=gateway.idempotency_ttl_s, max_keys=gateway.idempotency_max_keys
+            ),
+            key,
+        )
+        versions = VersionRepository(db)
         return cls(
             settings=settings,
             db=db,
@@ -163,34 +192,23 @@ class Platform:
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
-            cursors=Cursors(key, ttl_s=gateway.cursor_ttl_s),
-            idempotency=Idempotency(
-                IdempotencyRepository(
-                    db, ttl_s=gateway.idempotency_ttl_s, max_keys=gateway.idempotency_max_keys
-                ),
-                key,
-            ),
+            cursors=cursors,
+            idempotency=idempotency,
             secrets=secrets,
             metrics=metrics,
-            versions=VersionRepository(db),
+            versions=versions,
             functions=_function_services(db, tenancy, backend, blobs, validator, metrics, secrets),
             history=InvocationHistory(db),
             audit=AuditRepository(db),
-        )
-
-    @property
-    def pagers(self) -> Pagers:
-        return Pagers(self.cursors)
-
-    @property
-    def quota_usage(self) -> QuotaUsage:
-        return QuotaUsage(
-            tenancy=self.tenancy,
-            backend=self.backend,
-            secrets=self.secrets,
-            versions=self.versions,
-            queue=QueueRepository(self.db),
-            idempotency_keys=self.idempotency.repository,
+            pagers=Pagers(cursors),
+            quota_usage=QuotaUsage(
+                tenancy=tenancy,
+                backend=backend,
+                secrets=secrets,
+                versions=versions,
+                queue=QueueRepository(db),
+                idempotency_keys=idempotency.repository,
+            ),
         )
 
     @property
