@@ -8,12 +8,14 @@ the pure rule of ``sless.models.admission``); the backends ask the same gate bef
 build or start a version.
 
 - :mod:`~sless.functions.uploading`: a zip in, validated, stored, made the next version;
+- :mod:`~sless.functions.specifying`: a spec created or replaced (a new version when
+  what runs changed);
 - :mod:`~sless.functions.versioning`: versions of a spec change, rollback, the traffic
   split, pruning and collecting code;
 - :mod:`~sless.functions.reviewing`: a provider's decision on a held upload.
 """
 
-from sless.functions import reviewing, uploading, versioning
+from sless.functions import reviewing, specifying, uploading, versioning
 from sless.functions.services import FunctionServices
 
-__all__ = ["FunctionServices", "reviewing", "uploading", "versioning"]
+__all__ = ["FunctionServices", "reviewing", "specifying", "uploading", "versioning"]

@@ -1,7 +1,7 @@
 """What the function lifecycle touches, and nothing else.
 
 The use cases of ``sless.functions`` take this, not the gateway's ``Platform``: its fields
-say every service an upload, a spec change, a rollback or a review decision reaches. The
+say every service an upload, a spec put, a rollback or a review decision reaches. The
 gateway builds it once at start-up (``Platform.start``).
 """
 
@@ -9,11 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sless.backends import Backend
-from sless.store import BlobStore, CodeGate, ReviewRepository, VersionRepository
+from sless.store import (
+    BlobStore,
+    CodeGate,
+    ReviewRepository,
+    SecretRepository,
+    VersionRepository,
+)
 from sless.tenancy import Quotas
 from sless.validation import Report, ReportCache
+
+
+class Precondition(Protocol):
+    """What a writer expects of an object now (an ``If-Match``): raises unless met."""
+
+    def check(self, current: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -24,6 +37,8 @@ class FunctionServices:
     quotas: Quotas
     validation: ReportCache
     reviews: ReviewRepository
+    #: a spec names only secrets that exist (``missing``); never a value read here
+    secrets: SecretRepository
     #: told of each upload's report (``cached``: remembered, not made now), for metrics
     on_validated: Callable[[Report, bool], None]
 

@@ -23,7 +23,7 @@ import logging
 from collections.abc import Sequence
 
 from sless.errors import Conflict, Invalid, NotFound
-from sless.functions.services import FunctionServices
+from sless.functions.services import FunctionServices, Precondition
 from sless.models import Function, FunctionSpec, TrafficTarget, VersionState
 from sless.tenancy import Principal
 
@@ -148,6 +148,34 @@ async def rollback_spec(
     if spec.code is None or spec.code.version != version:
         raise Invalid(f"version {version} of {name!r} has no code")  # never written so
     return spec
+
+
+async def rollback(
+    services: FunctionServices,
+    ns: str,
+    name: str,
+    version: str,
+    *,
+    precondition: Precondition | None,
+) -> Function:
+    """Serve ``version`` again, under the tenant's write lock: the function's spec becomes
+    that version's (its secrets must exist, the tenant's quota must hold it), no split."""
+    async with services.quotas.guard(ns) as quota:
+        current = await services.backend.list_functions(ns)
+        existing = next((f for f in current if f.name == name), None)
+        if existing is None:
+            raise NotFound(f"function {name!r} not found")
+        if precondition is not None:
+            precondition.check(existing.resource_version)
+        spec = await rollback_spec(services, ns, name, version)
+        missing = await services.secrets.missing(ns, spec.secret_names())
+        if missing:
+            raise Invalid(
+                f"version {version} names secret {missing[0]!r}, which does not exist"
+                f" in namespace {ns}: create it first"
+            )
+        quota.check_function(current, name, spec)
+        return await services.backend.put_function(ns, name, spec)
 
 
 def traffic_detail(traffic: Sequence[TrafficTarget]) -> str:

@@ -19,7 +19,6 @@ from starlette.types import Receive, Scope, Send
 from sless.config import Settings
 from sless.gateway import console, pages
 from sless.gateway.audit import AuditMiddleware
-from sless.gateway.deps import PlatformDep
 from sless.gateway.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from sless.gateway.forwarded import FORWARDED, forwarded_client, trusted_proxies
 from sless.gateway.invoking import PREFIX, InvokeApp
@@ -191,7 +190,8 @@ def create_app(
         return {"status": "ok"}
 
     @api.get("/readyz", include_in_schema=False)
-    async def readyz(platform: PlatformDep) -> dict[str, str]:
+    async def readyz() -> dict[str, str]:
+        platform: Platform = api.state.platform
         await platform.db.fetchval("SELECT 1")
         return {"status": "ready"}
 

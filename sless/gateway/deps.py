@@ -1,5 +1,9 @@
 """FastAPI dependencies as ``Annotated`` aliases.
 
+Every service a route touches is a dependency of its own (``BackendDep``, ``QuotasDep``,
+``FunctionsDep``...): the composition root (``sless.gateway.platform.Platform``) builds
+them once, and only this module reads it, so a route's signature says what it reaches.
+
 The caller is resolved once from the bearer token (``PrincipalDep``); the ``{ns}`` of a
 path is compared with the caller's namespace in exactly one place (``NamespaceDep``). A
 namespace that is not the caller's answers 404, exactly like a missing object, so that a
@@ -17,34 +21,134 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from sless.backends import Backend
+from sless.config import Settings
 from sless.errors import Invalid, NotFound, Unauthorized
+from sless.events import Events
 from sless.functions import FunctionServices
 from sless.gateway.audit import stash_principal
+from sless.gateway.idempotency import Idempotency
+from sless.gateway.metrics import GatewayMetrics
+from sless.gateway.paging import Pagers
 from sless.gateway.platform import Platform
+from sless.gateway.quota_usage import QuotaUsage
 from sless.gateway.ratelimits import STATE_KEY
 from sless.models import check_name
-from sless.tenancy import Principal
+from sless.store import (
+    AuditRepository,
+    BlobStore,
+    InvocationHistory,
+    ReviewRepository,
+    SecretRepository,
+    VersionRepository,
+)
+from sless.tenancy import Principal, Quotas, Tenancy
 
 
 def client_address(client: tuple[str, int] | None) -> str:
     return client[0] if client else "unknown"
 
 
-def get_platform(request: Request) -> Platform:
+def _platform(request: Request) -> Platform:
+    """The composition root (``Platform.start``): only the getters below read it."""
     platform: Platform = request.app.state.platform
     return platform
 
 
-PlatformDep = Annotated[Platform, Depends(get_platform)]
+# Each route names the few services it touches, one dependency each, so that its
+# signature says what it reaches (no router imports or names ``Platform``).
 
 
 def get_functions(request: Request) -> FunctionServices:
     """The function lifecycle's services (``sless.functions``), for its use cases."""
-    functions: FunctionServices = request.app.state.platform.functions
-    return functions
+    return _platform(request).functions
 
 
+def get_tenancy(request: Request) -> Tenancy:
+    return _platform(request).tenancy
+
+
+def get_quotas(request: Request) -> Quotas:
+    return _platform(request).tenancy.quotas
+
+
+def get_backend(request: Request) -> Backend:
+    return _platform(request).backend
+
+
+def get_secrets(request: Request) -> SecretRepository:
+    return _platform(request).secrets
+
+
+def get_events(request: Request) -> Events:
+    return _platform(request).events
+
+
+def get_idempotency(request: Request) -> Idempotency:
+    return _platform(request).idempotency
+
+
+def get_invocations(request: Request) -> InvocationHistory:
+    return _platform(request).history
+
+
+def get_versions(request: Request) -> VersionRepository:
+    return _platform(request).versions
+
+
+def get_reviews(request: Request) -> ReviewRepository:
+    return _platform(request).reviews
+
+
+def get_blobs(request: Request) -> BlobStore:
+    return _platform(request).blobs
+
+
+def get_audit_log(request: Request) -> AuditRepository:
+    return _platform(request).audit
+
+
+def get_metrics(request: Request) -> GatewayMetrics:
+    return _platform(request).metrics
+
+
+def get_pagers(request: Request) -> Pagers:
+    return _platform(request).pagers
+
+
+def get_quota_usage(request: Request) -> QuotaUsage:
+    return _platform(request).quota_usage
+
+
+def get_settings(request: Request) -> Settings:
+    return _platform(request).settings
+
+
+def get_public_url(request: Request) -> str:
+    """The gateway's URL as callers reach it (a function's ``url``)."""
+    return _platform(request).public_url
+
+
+#: the logs routes only, until they take ``BackendDep`` too (log streaming is being
+#: rewritten beside this change); every other route names the services it touches
+PlatformDep = Annotated[Platform, Depends(_platform)]
 FunctionsDep = Annotated[FunctionServices, Depends(get_functions)]
+TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]
+QuotasDep = Annotated[Quotas, Depends(get_quotas)]
+BackendDep = Annotated[Backend, Depends(get_backend)]
+SecretsDep = Annotated[SecretRepository, Depends(get_secrets)]
+EventsDep = Annotated[Events, Depends(get_events)]
+IdempotencyDep = Annotated[Idempotency, Depends(get_idempotency)]
+InvocationsDep = Annotated[InvocationHistory, Depends(get_invocations)]
+VersionsDep = Annotated[VersionRepository, Depends(get_versions)]
+ReviewsDep = Annotated[ReviewRepository, Depends(get_reviews)]
+BlobsDep = Annotated[BlobStore, Depends(get_blobs)]
+AuditLogDep = Annotated[AuditRepository, Depends(get_audit_log)]
+MetricsDep = Annotated[GatewayMetrics, Depends(get_metrics)]
+PagersDep = Annotated[Pagers, Depends(get_pagers)]
+QuotaUsageDep = Annotated[QuotaUsage, Depends(get_quota_usage)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+PublicUrlDep = Annotated[str, Depends(get_public_url)]
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -56,15 +160,15 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip()
 
 
-async def get_principal(request: Request, platform: PlatformDep) -> Principal:
+async def get_principal(request: Request, tenancy: TenancyDep) -> Principal:
     """The caller; failed attempts are limited per address, tenants per rate limit."""
     token = bearer_token(request.headers.get("authorization"))
     address = client_address(request.client)
-    principal = await platform.tenancy.authenticate_from(token, address)
+    principal = await tenancy.authenticate_from(token, address)
     stash_principal(request, principal)  # before the limit: a refused call has an actor too
     if principal.tenant is not None:
         # the provider admin is not rate-limited: it is the operator of the platform
-        limits = platform.tenancy.limits
+        limits = tenancy.limits
         try:
             limits.check_api(principal.tenant)
         finally:

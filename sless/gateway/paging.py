@@ -160,3 +160,14 @@ class Pager:
         fields = {k: v for k, v in page.items() if k != key}
         fields["total"] = len(items)
         return page[key], fields
+
+
+@dataclass(frozen=True)
+class Pagers:
+    """The paging of every list, its cursors signed with the one key (``Cursors``)."""
+
+    cursors: Cursors
+
+    def of(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:
+        """The paging of one list, bound to its owner (a namespace; None: the admin)."""
+        return Pager(self.cursors, scope(kind, owner, **filters), params)

@@ -14,7 +14,8 @@ from sless.events import Events
 from sless.functions import FunctionServices
 from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
-from sless.gateway.paging import Cursors, PageParams, Pager, scope
+from sless.gateway.paging import Cursors, Pagers
+from sless.gateway.quota_usage import QuotaUsage
 from sless.store import (
     AuditRepository,
     BlobStore,
@@ -22,6 +23,7 @@ from sless.store import (
     InvocationHistory,
     InvocationRecorder,
     LLMReviewRepository,
+    QueueRepository,
     ReportRepository,
     ReviewRepository,
     SecretCipher,
@@ -60,6 +62,7 @@ def _function_services(
     blobs: BlobStore,
     validator: Validator,
     metrics: GatewayMetrics,
+    secrets: SecretRepository,
 ) -> FunctionServices:
     return FunctionServices(
         backend=backend,
@@ -68,6 +71,7 @@ def _function_services(
         quotas=tenancy.quotas,
         validation=ReportCache(validator, ReportRepository(db)),
         reviews=ReviewRepository(db),
+        secrets=secrets,
         on_validated=lambda report, cached: metrics.record_validation(report, cached=cached),
     )
 
@@ -91,6 +95,8 @@ class Platform:
     functions: FunctionServices
     history: InvocationHistory
     audit: AuditRepository
+    pagers: Pagers
+    quota_usage: QuotaUsage
 
     @classmethod
     async def start(
@@ -141,6 +147,25 @@ class Platform:
             await backend.stop()
             await db.close()
             raise
+        return cls._assemble(
+            settings, db, tenancy, backend, blobs, secrets, recorder, key, sole_database_user
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        settings: Settings,
+        db: asyncpg.Pool,
+        tenancy: Tenancy,
+        backend: Backend,
+        blobs: BlobStore,
+        secrets: SecretRepository,
+        recorder: InvocationRecorder,
+        key: bytes,
+        sole_database_user: bool,
+    ) -> Platform:
+        """The services above the database, the backend and the recorder, built once."""
+        gateway = settings.gateway
         events = Events(settings, db, backend, recorder, sole_user=sole_database_user)
         events.start()
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
@@ -149,6 +174,14 @@ class Platform:
         validator = Validator(
             settings.validation, settings.llm, llm_cache=StoredReviewCache(LLMReviewRepository(db))
         )
+        cursors = Cursors(key, ttl_s=gateway.cursor_ttl_s)
+        idempotency = Idempotency(
+            IdempotencyRepository(
+                db, ttl_s=gateway.idempotency_ttl_s, max_keys=gateway.idempotency_max_keys
+            ),
+            key,
+        )
+        versions = VersionRepository(db)
         return cls(
             settings=settings,
             db=db,
@@ -159,24 +192,24 @@ class Platform:
             reviews=ReviewRepository(db),
             recorder=recorder,
             events=events,
-            cursors=Cursors(key, ttl_s=gateway.cursor_ttl_s),
-            idempotency=Idempotency(
-                IdempotencyRepository(
-                    db, ttl_s=gateway.idempotency_ttl_s, max_keys=gateway.idempotency_max_keys
-                ),
-                key,
-            ),
+            cursors=cursors,
+            idempotency=idempotency,
             secrets=secrets,
             metrics=metrics,
-            versions=VersionRepository(db),
-            functions=_function_services(db, tenancy, backend, blobs, validator, metrics),
+            versions=versions,
+            functions=_function_services(db, tenancy, backend, blobs, validator, metrics, secrets),
             history=InvocationHistory(db),
             audit=AuditRepository(db),
+            pagers=Pagers(cursors),
+            quota_usage=QuotaUsage(
+                tenancy=tenancy,
+                backend=backend,
+                secrets=secrets,
+                versions=versions,
+                queue=QueueRepository(db),
+                idempotency_keys=idempotency.repository,
+            ),
         )
-
-    def pager(self, kind: str, owner: str | None, params: PageParams, **filters: object) -> Pager:
-        """The paging of one list, bound to its owner (a namespace; None: the admin)."""
-        return Pager(self.cursors, scope(kind, owner, **filters), params)
 
     @property
     def public_url(self) -> str:

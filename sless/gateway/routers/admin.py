@@ -9,14 +9,21 @@ from fastapi import APIRouter, Body, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from sless.functions import reviewing, versioning
+from sless.functions import FunctionServices, reviewing, versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import AdminDep, PlatformDep
+from sless.gateway.deps import (
+    AdminDep,
+    BackendDep,
+    FunctionsDep,
+    IdempotencyDep,
+    PagersDep,
+    QuotaUsageDep,
+    ReviewsDep,
+    TenancyDep,
+)
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
-from sless.gateway.platform import Platform
-from sless.gateway.quota_usage import limits_view
 from sless.gateway.schema import ERRORS, page_model
 from sless.models import TenantLimits, TenantName, namespace_for
 from sless.tenancy import Principal
@@ -47,7 +54,8 @@ _ADMIN_KEYS = ""
 async def create_tenant(
     body: TenantCreate,
     _admin: AdminDep,
-    platform: PlatformDep,
+    tenancy: TenancyDep,
+    idempotency: IdempotencyDep,
     request: Request,
     idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
 ) -> JSONResponse:
@@ -57,14 +65,14 @@ async def create_tenant(
     note(request, target_namespace=namespace_for(body.name), target_name=body.name)
 
     async def work() -> tuple[int, Any]:
-        created = await platform.tenancy.onboard(body.name)
+        created = await tenancy.onboard(body.name)
         return 201, {
             "tenant": created.tenant.name,
             "namespace": created.tenant.namespace,
             "token": created.token,
         }
 
-    status, view, replayed = await platform.idempotency.run(
+    status, view, replayed = await idempotency.run(
         _ADMIN_KEYS, "onboard", idempotency_key, body.model_dump_json().encode(), work
     )
     response = JSONResponse(view, status_code=status)
@@ -74,10 +82,12 @@ async def create_tenant(
 
 
 @router.get("/tenants", response_model=page_model("TenantPage", "tenants", total=True))
-async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_tenants(
+    _admin: AdminDep, tenancy: TenancyDep, pagers: PagersDep, page: PageDep
+) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
-    tenants = await platform.tenancy.tenants.list()
-    pager = platform.pager("tenants", None, page)
+    tenants = await tenancy.tenants.list()
+    pager = pagers.of("tenants", None, page)
     rows, fields = pager.page_by_name("tenants", tenants, lambda t: t.name)
     items = [
         {"tenant": t.name, "namespace": t.namespace, "created_at": t.created_at.isoformat()}
@@ -87,39 +97,53 @@ async def list_tenants(_admin: AdminDep, platform: PlatformDep, page: PageDep) -
 
 
 @router.delete("/tenants/{tenant}")
-async def delete_tenant(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
-    await platform.tenancy.tenants.get(tenant)
-    await platform.backend.delete_namespace(namespace_for(tenant))
-    await versioning.forget_namespace(platform.functions, namespace_for(tenant))
-    await platform.backend.remove_tenant(tenant)
-    await platform.tenancy.tenants.delete(tenant)
-    await platform.idempotency.repository.delete_namespace(namespace_for(tenant))
-    platform.tenancy.forget_cached()
+async def delete_tenant(
+    tenant: str,
+    _admin: AdminDep,
+    tenancy: TenancyDep,
+    backend: BackendDep,
+    idempotency: IdempotencyDep,
+    functions: FunctionsDep,
+) -> dict[str, Any]:
+    await tenancy.tenants.get(tenant)
+    await backend.delete_namespace(namespace_for(tenant))
+    await versioning.forget_namespace(functions, namespace_for(tenant))
+    await backend.remove_tenant(tenant)
+    await tenancy.tenants.delete(tenant)
+    await idempotency.repository.delete_namespace(namespace_for(tenant))
+    tenancy.forget_cached()
     return {"deleted": tenant}
 
 
 @router.get("/tenants/{tenant}/limits")
-async def get_tenant_limits(tenant: str, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
+async def get_tenant_limits(
+    tenant: str, _admin: AdminDep, tenancy: TenancyDep, quota_usage: QuotaUsageDep
+) -> dict[str, Any]:
     """The tenant's limits and use (as ``GET /v1/limits`` shows them to the tenant), and
     the limits set for it here (``own``)."""
-    await platform.tenancy.tenants.get(tenant)
-    view = await limits_view(platform, namespace_for(tenant))
-    return {**view, "own": await platform.tenancy.quotas.overrides.get(tenant)}
+    await tenancy.tenants.get(tenant)
+    view = await quota_usage.view(namespace_for(tenant))
+    return {**view, "own": await tenancy.quotas.overrides.get(tenant)}
 
 
 @router.put("/tenants/{tenant}/limits")
 async def put_tenant_limits(
-    tenant: str, body: TenantLimits, _admin: AdminDep, platform: PlatformDep, request: Request
+    tenant: str,
+    body: TenantLimits,
+    _admin: AdminDep,
+    tenancy: TenancyDep,
+    quota_usage: QuotaUsageDep,
+    request: Request,
 ) -> dict[str, Any]:
     """Set the tenant's own limits: the body replaces those set before; a limit left out
     (or null) follows the platform's ``SLESS_LIMITS_*``. Lowering one below the tenant's
     use refuses its next growth, and removes nothing (logs excepted: trimmed to fit)."""
     note(request, target_namespace=namespace_for(tenant), target_name=tenant)
-    await platform.tenancy.tenants.get(tenant)
-    quotas = platform.tenancy.quotas
+    await tenancy.tenants.get(tenant)
+    quotas = tenancy.quotas
     await quotas.overrides.put(tenant, body.overrides())
     quotas.forget(namespace_for(tenant))
-    view = await limits_view(platform, namespace_for(tenant))
+    view = await quota_usage.view(namespace_for(tenant))
     return {**view, "own": body.overrides()}
 
 
@@ -127,10 +151,10 @@ async def put_tenant_limits(
 async def create_token(
     tenant: str,
     _admin: AdminDep,
-    platform: PlatformDep,
+    tenancy: TenancyDep,
     body: Annotated[TokenCreate | None, Body()] = None,
 ) -> dict[str, Any]:
-    created = await platform.tenancy.mint_token(tenant, (body or TokenCreate()).description)
+    created = await tenancy.mint_token(tenant, (body or TokenCreate()).description)
     return {"id": created.row.id, "tenant": tenant, "token": created.token}
 
 
@@ -138,12 +162,12 @@ async def create_token(
     "/tenants/{tenant}/tokens", response_model=page_model("TokenPage", "tokens", total=True)
 )
 async def list_tokens(
-    tenant: str, _admin: AdminDep, platform: PlatformDep, page: PageDep
+    tenant: str, _admin: AdminDep, tenancy: TenancyDep, pagers: PagersDep, page: PageDep
 ) -> dict[str, Any]:
     """In id order (the order they were made); ``total`` is exact."""
-    await platform.tenancy.tenants.get(tenant)
-    tokens = await platform.tenancy.tokens.list_for_tenant(tenant)
-    pager = platform.pager("tokens", None, page, tenant=tenant)
+    await tenancy.tenants.get(tenant)
+    tokens = await tenancy.tokens.list_for_tenant(tenant)
+    pager = pagers.of("tokens", None, page, tenant=tenant)
     # ids as zero-padded strings: name order is id order
     rows, fields = pager.page_by_name("tokens", tokens, lambda r: f"{r.id:020d}")
     items = [
@@ -160,10 +184,10 @@ async def list_tokens(
 
 @router.delete("/tenants/{tenant}/tokens/{token_id}")
 async def revoke_token(
-    tenant: str, token_id: RowId, _admin: AdminDep, platform: PlatformDep, response: Response
+    tenant: str, token_id: RowId, _admin: AdminDep, tenancy: TenancyDep, response: Response
 ) -> dict[str, Any]:
-    await platform.tenancy.tokens.revoke(tenant, token_id)
-    platform.tenancy.forget_cached()
+    await tenancy.tokens.revoke(tenant, token_id)
+    tenancy.forget_cached()
     return {"revoked": token_id}
 
 
@@ -183,17 +207,18 @@ def _review_view(row: dict[str, Any]) -> dict[str, Any]:
 @router.get("/reviews", response_model=page_model("ReviewPage", "reviews", total=False))
 async def list_reviews(
     _admin: AdminDep,
-    platform: PlatformDep,
+    pagers: PagersDep,
+    reviews: ReviewsDep,
     page: PageDep,
     state: Annotated[str | None, Query(max_length=20)] = "pending",
 ) -> dict[str, Any]:
     """Uploads held for review (``state=pending``, the default: oldest first), or all with
     ``state=all`` (newest first). Keyset pages by id; no ``total``."""
     wanted = None if state == "all" else state
-    pager = platform.pager("reviews", None, page, state=wanted)
+    pager = pagers.of("reviews", None, page, state=wanted)
     position = pager.position()
     after = int(position[0]) if position else None
-    rows = await platform.reviews.list(wanted, after=after, limit=page.limit + 1)
+    rows = await reviews.list(wanted, after=after, limit=page.limit + 1)
     result = pager.page("reviews", rows, lambda r: [r["id"]])
     result["reviews"] = [_review_view(r) for r in result["reviews"]]
     return result
@@ -201,7 +226,7 @@ async def list_reviews(
 
 async def _decide(
     request: Request,
-    platform: Platform,
+    functions: FunctionServices,
     admin: Principal,
     review_id: RowId,
     body: ReviewDecision,
@@ -209,7 +234,7 @@ async def _decide(
 ) -> dict[str, Any]:
     note(request, detail=f"reason: {body.reason}")
     row = await reviewing.decide(
-        platform.functions,
+        functions,
         review_id,
         approve=approve,
         reason=body.reason,
@@ -229,13 +254,21 @@ async def _decide(
 
 @router.post("/reviews/{review_id}/approve")
 async def approve_review(
-    review_id: RowId, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
+    review_id: RowId,
+    body: ReviewDecision,
+    admin: AdminDep,
+    functions: FunctionsDep,
+    request: Request,
 ) -> dict[str, Any]:
-    return await _decide(request, platform, admin, review_id, body, approve=True)
+    return await _decide(request, functions, admin, review_id, body, approve=True)
 
 
 @router.post("/reviews/{review_id}/reject")
 async def reject_review(
-    review_id: RowId, body: ReviewDecision, admin: AdminDep, platform: PlatformDep, request: Request
+    review_id: RowId,
+    body: ReviewDecision,
+    admin: AdminDep,
+    functions: FunctionsDep,
+    request: Request,
 ) -> dict[str, Any]:
-    return await _decide(request, platform, admin, review_id, body, approve=False)
+    return await _decide(request, functions, admin, review_id, body, approve=False)

@@ -19,9 +19,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from sless.errors import NotFound
-from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, PrincipalDep
+from sless.gateway.deps import (
+    AdminDep,
+    AuditLogDep,
+    NamespaceDep,
+    PagersDep,
+    PrincipalDep,
+    TenancyDep,
+)
 from sless.gateway.paging import PageDep, Pager
-from sless.gateway.platform import Platform
 from sless.gateway.schema import ERRORS, page_model
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
@@ -39,12 +45,12 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 async def _page(
-    platform: Platform, pager: Pager, before: int | None, **query: Any
+    audit_log: AuditLogDep, pager: Pager, before: int | None, **query: Any
 ) -> dict[str, Any]:
     position = pager.position()
     if position is not None:
         before = int(position[0])
-    rows = await platform.audit.list(before=before, limit=pager.params.limit + 1, **query)
+    rows = await audit_log.list(before=before, limit=pager.params.limit + 1, **query)
     page = pager.page("entries", rows, lambda r: [r["id"]])
     page["next_before"] = page["entries"][-1]["id"] if page["next_cursor"] else None
     return page
@@ -56,7 +62,9 @@ async def _page(
 async def tenant_audit(
     ns: NamespaceDep,
     principal: PrincipalDep,
-    platform: PlatformDep,
+    tenancy: TenancyDep,
+    audit_log: AuditLogDep,
+    pagers: PagersDep,
     page: PageDep,
     action: Action = None,
     actor: Actor = None,
@@ -67,7 +75,7 @@ async def tenant_audit(
 ) -> dict[str, Any]:
     if principal.tenant is None:  # NamespaceDep admits tenants only; never reached
         raise NotFound("no audit log")
-    created = (await platform.tenancy.tenants.get(principal.tenant)).created_at
+    created = (await tenancy.tenants.get(principal.tenant)).created_at
     since, until = _aware(since), _aware(until)
     filters: dict[str, Any] = {
         "action": action,
@@ -76,14 +84,15 @@ async def tenant_audit(
         "since": max(since, created) if since is not None else created,
         "until": until,
     }
-    pager = platform.pager("audit", ns, page, **filters)
-    return await _page(platform, pager, before, namespace=ns, **filters)
+    pager = pagers.of("audit", ns, page, **filters)
+    return await _page(audit_log, pager, before, namespace=ns, **filters)
 
 
 @router.get("/admin/audit", response_model=page_model("AdminAuditPage", "entries", total=False))
 async def admin_audit(
     _admin: AdminDep,
-    platform: PlatformDep,
+    audit_log: AuditLogDep,
+    pagers: PagersDep,
     page: PageDep,
     namespace: Annotated[str | None, Query(max_length=100)] = None,
     tenant: Annotated[str | None, Query(max_length=100)] = None,
@@ -104,5 +113,5 @@ async def admin_audit(
         "since": since,
         "until": until,
     }
-    pager = platform.pager("audit", None, page, **filters)
-    return await _page(platform, pager, before, **filters)
+    pager = pagers.of("audit", None, page, **filters)
+    return await _page(audit_log, pager, before, **filters)

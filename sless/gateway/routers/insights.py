@@ -27,7 +27,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from sless.errors import Invalid, NotFound
-from sless.gateway.deps import AdminDep, NamespaceDep, PlatformDep, check_path_name
+from sless.gateway.deps import (
+    AdminDep,
+    BackendDep,
+    BlobsDep,
+    InvocationsDep,
+    NamespaceDep,
+    ReviewsDep,
+    check_path_name,
+)
 from sless.gateway.schema import ERRORS
 
 router = APIRouter(prefix="/v1", responses=ERRORS)
@@ -49,14 +57,14 @@ def _since(window_s: int, step_s: int) -> datetime:
 @router.get("/namespaces/{ns}/stats/invocations")
 async def tenant_invocation_stats(
     ns: NamespaceDep,
-    platform: PlatformDep,
+    invocations: InvocationsDep,
     function: str | None = None,
     window_s: Window = 3600,
     step_s: Step = 60,
 ) -> dict[str, Any]:
     """Invocations per bucket: ``count``, ``errors`` (5xx or failed), ``p50_ms``, ``p99_ms``."""
     since = _since(window_s, step_s)
-    buckets = await platform.history.buckets(
+    buckets = await invocations.buckets(
         since=since,
         step_s=step_s,
         namespace=ns,
@@ -67,15 +75,15 @@ async def tenant_invocation_stats(
 
 @router.get("/admin/stats")
 async def platform_stats(
-    _admin: AdminDep, platform: PlatformDep, window_s: Window = 3600, step_s: Step = 60
+    _admin: AdminDep, invocations: InvocationsDep, window_s: Window = 3600, step_s: Step = 60
 ) -> dict[str, Any]:
     """All tenants' invocations per bucket, and validation verdicts per bucket."""
     since = _since(window_s, step_s)
     return {
         "since": since.isoformat(),
         "step_s": step_s,
-        "invocations": await platform.history.buckets(since=since, step_s=step_s),
-        "validations": await platform.history.verdict_buckets(since=since, step_s=step_s),
+        "invocations": await invocations.buckets(since=since, step_s=step_s),
+        "validations": await invocations.verdict_buckets(since=since, step_s=step_s),
     }
 
 
@@ -115,26 +123,30 @@ def flagged_files(data: bytes, findings: list[dict[str, Any]]) -> dict[str, Any]
 
 
 @router.get("/admin/reviews/{review_id}/files")
-async def review_files(review_id: int, _admin: AdminDep, platform: PlatformDep) -> dict[str, Any]:
+async def review_files(
+    review_id: int, _admin: AdminDep, reviews: ReviewsDep, blobs: BlobsDep
+) -> dict[str, Any]:
     """The held upload's files; those its findings name come with their text and lines."""
-    review = await platform.reviews.get(review_id)
-    if not await platform.blobs.exists(review["sha256"]):
+    review = await reviews.get(review_id)
+    if not await blobs.exists(review["sha256"]):
         raise NotFound(f"the code of review {review_id} is no longer stored")
-    data = await platform.blobs.get(review["sha256"])
+    data = await blobs.get(review["sha256"])
     findings = review["report"].get("findings") or []
     return {"review_id": review_id, "sha256": review["sha256"], **flagged_files(data, findings)}
 
 
 @router.get("/namespaces/{ns}/functions/{name}/validation/files")
-async def validation_files(ns: NamespaceDep, name: str, platform: PlatformDep) -> dict[str, Any]:
+async def validation_files(
+    ns: NamespaceDep, name: str, backend: BackendDep, blobs: BlobsDep
+) -> dict[str, Any]:
     """The function's stored code; the files its last report names come with their text."""
-    function = await platform.backend.get_function(ns, check_path_name(name))
+    function = await backend.get_function(ns, check_path_name(name))
     report = function.status.validation
     code = function.spec.code
     if report is None or code is None or report.get("sha256") != code.sha256:
         raise NotFound("the last validated upload is not stored (a rejected upload never is)")
-    if not await platform.blobs.exists(code.sha256):
+    if not await blobs.exists(code.sha256):
         raise NotFound("the function's code is no longer stored")
-    data = await platform.blobs.get(code.sha256)
+    data = await blobs.get(code.sha256)
     findings = report.get("findings") or []
     return {"sha256": code.sha256, **flagged_files(data, findings)}

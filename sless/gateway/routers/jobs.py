@@ -16,7 +16,17 @@ from fastapi import APIRouter, Body, Header, Query, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from sless.errors import NotFound
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import (
+    BackendDep,
+    EventsDep,
+    IdempotencyDep,
+    InvocationsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    PlatformDep,
+    QuotasDep,
+)
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER
 from sless.gateway.paging import PageDep
@@ -34,10 +44,12 @@ def job_view(job: FunctionJob) -> dict[str, Any]:
 
 
 @router.get("/namespaces/{ns}/jobs", response_model=page_model("JobPage", "jobs", total=True))
-async def list_jobs(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_jobs(
+    ns: NamespaceDep, backend: BackendDep, pagers: PagersDep, page: PageDep
+) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
-    jobs = await platform.backend.list_jobs(ns)
-    items, fields = platform.pager("jobs", ns, page).page_by_name("jobs", jobs, lambda j: j.name)
+    jobs = await backend.list_jobs(ns)
+    items, fields = pagers.of("jobs", ns, page).page_by_name("jobs", jobs, lambda j: j.name)
     return {"jobs": [job_view(j) for j in items], **fields}
 
 
@@ -45,7 +57,10 @@ async def list_jobs(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> d
 async def put_job(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    quotas: QuotasDep,
+    backend: BackendDep,
+    idempotency: IdempotencyDep,
+    events: EventsDep,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
     idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
@@ -55,17 +70,17 @@ async def put_job(
     spec = JobSpec.model_validate(body)
 
     async def work() -> tuple[int, Any]:
-        await require_function(platform, ns, spec.function)
-        async with platform.tenancy.quotas.guard(ns) as quota:
+        await require_function(backend, ns, spec.function)
+        async with quotas.guard(ns) as quota:
             if if_match is not None:
-                if_match.check(await current_version(platform, "job", ns, name))
-            quota.check_new("jobs", [j.name for j in await platform.backend.list_jobs(ns)], name)
-            job, created = await platform.backend.put_job(ns, name, spec)
-        platform.events.job_changed()
+                if_match.check(await current_version(backend, "job", ns, name))
+            quota.check_new("jobs", [j.name for j in await backend.list_jobs(ns)], name)
+            job, created = await backend.put_job(ns, name, spec)
+        events.job_changed()
         return (201 if created else 200), job_view(job)
 
     request_body = json.dumps([ns, name, body], sort_keys=True).encode()
-    status, view, replayed = await platform.idempotency.run(
+    status, view, replayed = await idempotency.run(
         ns, "put_job", idempotency_key, request_body, work
     )
     response = JSONResponse(view, status_code=status)
@@ -77,9 +92,9 @@ async def put_job(
 
 @router.get("/namespaces/{ns}/jobs/{name}", responses=with_etag())
 async def get_job(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+    ns: NamespaceDep, name: NameDep, backend: BackendDep, response: Response
 ) -> dict[str, Any]:
-    job = await platform.backend.get_job(ns, name)
+    job = await backend.get_job(ns, name)
     set_etag(response, job.resource_version)
     return job_view(job)
 
@@ -98,12 +113,12 @@ async def get_job_logs(
 
 @router.delete("/namespaces/{ns}/jobs/{name}")
 async def delete_job(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+    ns: NamespaceDep, name: NameDep, quotas: QuotasDep, backend: BackendDep, if_match: IfMatchDep
 ) -> dict[str, Any]:
-    async with platform.tenancy.quotas.guard(ns):
+    async with quotas.guard(ns):
         if if_match is not None:
-            if_match.check(await current_version(platform, "job", ns, name))
-        await platform.backend.delete_job(ns, name)
+            if_match.check(await current_version(backend, "job", ns, name))
+        await backend.delete_job(ns, name)
     return {"deleted": name}
 
 
@@ -121,15 +136,15 @@ def _result(body: bytes | None, content_type: str | None, truncated: bool) -> An
 
 @router.get("/namespaces/{ns}/invocations/{invocation_id}")
 async def get_invocation_status(
-    ns: NamespaceDep, invocation_id: str, platform: PlatformDep
+    ns: NamespaceDep, invocation_id: str, invocations: InvocationsDep
 ) -> dict[str, Any]:
     try:
         key = uuid.UUID(invocation_id)
     except ValueError:
         raise NotFound("invocation not found") from None
-    queued = await platform.history.queued(ns, key)
+    queued = await invocations.queued(ns, key)
     try:
-        record: dict[str, Any] | None = await platform.history.get(ns, key)
+        record: dict[str, Any] | None = await invocations.get(ns, key)
     except NotFound:
         if queued is None:
             raise

@@ -10,9 +10,20 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
-from sless.functions import versioning
+from sless.functions import specifying
 from sless.gateway.audit import note
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep, PrincipalDep, check_path_name
+from sless.gateway.deps import (
+    BackendDep,
+    FunctionsDep,
+    InvocationsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    PlatformDep,
+    PrincipalDep,
+    PublicUrlDep,
+    check_path_name,
+)
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
@@ -40,20 +51,26 @@ async def whoami(principal: PrincipalDep) -> dict[str, Any]:
     "/namespaces/{ns}/functions",
     response_model=page_model("FunctionPage", "functions", total=True),
 )
-async def list_functions(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_functions(
+    ns: NamespaceDep,
+    backend: BackendDep,
+    pagers: PagersDep,
+    public_url: PublicUrlDep,
+    page: PageDep,
+) -> dict[str, Any]:
     """In name order; ``total`` is exact (the namespace's functions are few)."""
-    functions = await platform.backend.list_functions(ns)
-    pager = platform.pager("functions", ns, page)
+    functions = await backend.list_functions(ns)
+    pager = pagers.of("functions", ns, page)
     items, fields = pager.page_by_name("functions", functions, lambda f: f.name)
-    url = platform.public_url
-    return {"functions": [function_view(f, url) for f in items], **fields}
+    return {"functions": [function_view(f, public_url) for f in items], **fields}
 
 
 @router.put("/namespaces/{ns}/functions/{name}", responses={**with_etag(200), **with_etag(201)})
 async def put_function(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    public_url: PublicUrlDep,
+    functions: FunctionsDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
@@ -64,59 +81,45 @@ async def put_function(
     function that has code makes a new version; ``traffic`` names existing versions."""
     if "code" in body:
         raise Invalid("code is set by uploading a zip to .../upload, not in the spec")
-    spec = FunctionSpec.model_validate(body)
-    missing = await platform.secrets.missing(ns, spec.secret_names())
-    if missing:
-        # a name only (no value exists to leak); always looked up in the caller's namespace
-        raise Invalid(f"secret {missing[0]!r} not found in namespace {ns}: create it first")
-    quotas, functions = platform.tenancy.quotas, platform.functions
-    # count, check and write as the tenant's only writer: concurrent creates cannot all
-    # see the last free slot (sless/tenancy/quotas.py)
-    async with quotas.guard(ns) as quota:
-        current = await platform.backend.list_functions(ns)
-        existing = next((f for f in current if f.name == name), None)
-        if if_match is not None:
-            # under the tenant's write lock: of two racing writers one sees the other's write
-            if_match.check(existing.resource_version if existing else None)
-        quota.check_function(current, name, spec)
-        await versioning.check_traffic(functions, ns, name, spec, existing)
-        if existing is not None and spec.traffic != existing.spec.traffic:
-            note(request, detail=versioning.traffic_detail(spec.traffic))
-        spec = await versioning.version_for_put(functions, ns, name, spec, existing, principal)
-        response.status_code = 200 if existing is not None else 201
-        function = await platform.backend.put_function(ns, name, spec)
-        if existing is not None and function.spec.version != existing.spec.version:
-            await versioning.prune(functions, ns, name, function.spec, existing.status.version)
+    put = await specifying.put(
+        functions,
+        ns,
+        name,
+        FunctionSpec.model_validate(body),
+        precondition=if_match,
+        principal=principal,
+        on_traffic_change=lambda detail: note(request, detail=detail),
+    )
+    response.status_code = 201 if put.created else 200
+    function = put.function
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
 
 
 @router.get("/namespaces/{ns}/functions/{name}", responses=with_etag())
 async def get_function(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+    ns: NamespaceDep,
+    name: NameDep,
+    backend: BackendDep,
+    public_url: PublicUrlDep,
+    response: Response,
 ) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, name)
+    function = await backend.get_function(ns, name)
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
 
 
 @router.delete("/namespaces/{ns}/functions/{name}")
 async def delete_function(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+    ns: NamespaceDep, name: NameDep, functions: FunctionsDep, if_match: IfMatchDep
 ) -> dict[str, Any]:
-    if if_match is None:
-        await platform.backend.delete_function(ns, name)
-    else:
-        async with platform.tenancy.quotas.guard(ns):
-            if_match.check((await platform.backend.get_function(ns, name)).resource_version)
-            await platform.backend.delete_function(ns, name)
-    await versioning.forget_function(platform.functions, ns, name)
+    await specifying.delete(functions, ns, name, precondition=if_match)
     return {"deleted": name}
 
 
 @router.get("/namespaces/{ns}/functions/{name}/validation")
-async def get_validation(ns: NamespaceDep, name: NameDep, platform: PlatformDep) -> dict[str, Any]:
-    function = await platform.backend.get_function(ns, name)
+async def get_validation(ns: NamespaceDep, name: NameDep, backend: BackendDep) -> dict[str, Any]:
+    function = await backend.get_function(ns, name)
     if function.status.validation is None:
         return {"verdict": None, "findings": [], "message": "no upload validated yet"}
     return function.status.validation
@@ -142,7 +145,8 @@ AsyncState = Literal["queued", "running", "succeeded", "failed", "dead", "interr
 )
 async def get_invocations(
     ns: NamespaceDep,
-    platform: PlatformDep,
+    pagers: PagersDep,
+    invocations: InvocationsDep,
     page: PageDep,
     function: Annotated[str | None, Query(max_length=100)] = None,
     since: Annotated[datetime | None, Query(description="started at or after")] = None,
@@ -155,7 +159,7 @@ async def get_invocations(
         check_path_name(function)
     since, until = _aware(since), _aware(until)
     filters = {"function": function, "since": since, "until": until, "status": status}
-    pager = platform.pager("invocations", ns, page, state=state, **filters)
+    pager = pagers.of("invocations", ns, page, state=state, **filters)
     position = pager.position()
     after = None
     if position is not None:
@@ -163,7 +167,7 @@ async def get_invocations(
             after = (datetime.fromisoformat(position[0]), uuid.UUID(position[1]))
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await platform.history.page(
+    rows = await invocations.page(
         ns,
         function=function,
         since=since,

@@ -14,28 +14,38 @@ from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response
 
 from sless.errors import Unauthorized
-from sless.gateway.deps import NamespaceDep, PlatformDep, bearer_token, get_principal
+from sless.gateway.deps import (
+    BackendDep,
+    EventsDep,
+    InvocationsDep,
+    MetricsDep,
+    NamespaceDep,
+    SettingsDep,
+    TenancyDep,
+    bearer_token,
+    get_principal,
+)
 from sless.gateway.metrics import TEXT_CONTENT_TYPE, as_json, render_text
-from sless.gateway.platform import Platform
 from sless.gateway.schema import ERRORS
 
 router = APIRouter(responses=ERRORS)
 
 
-async def _refresh(platform: Platform) -> None:
-    metrics = platform.metrics
-    metrics.set_instances(platform.backend.instance_counts())
-    scheduler = platform.events.scheduler
+async def _refresh(
+    metrics: MetricsDep, backend: BackendDep, events: EventsDep, invocations: InvocationsDep
+) -> None:
+    metrics.set_instances(backend.instance_counts())
+    scheduler = events.scheduler
     metrics.cron_ticks.set(scheduler.fired if scheduler is not None else 0)
-    metrics.set_consumer_lag(platform.events.consumer_lags())
-    depth = await platform.history.queue_depth()
+    metrics.set_consumer_lag(events.consumer_lags())
+    depth = await invocations.queue_depth()
     metrics.queue_depth.clear()
     for state, n in depth.items():
         metrics.queue_depth.labels(state).set(n)
 
 
-async def _authorize(request: Request, platform: Platform) -> None:
-    configured = platform.settings.metrics.token
+async def _authorize(request: Request, settings: SettingsDep, tenancy: TenancyDep) -> None:
+    configured = settings.metrics.token
     token = bearer_token(request.headers.get("authorization"))
     if (
         configured is not None
@@ -43,27 +53,36 @@ async def _authorize(request: Request, platform: Platform) -> None:
         and hmac.compare_digest(token.encode(), configured.get_secret_value().encode())
     ):
         return
-    principal = await get_principal(request, platform)
+    principal = await get_principal(request, tenancy)
     if not principal.is_admin:
         raise Unauthorized("/metrics needs the provider admin token or SLESS_METRICS_TOKEN")
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request, platform: PlatformDep) -> Response:
-    await _authorize(request, platform)
-    await _refresh(platform)
-    return Response(platform.metrics.text(), media_type=TEXT_CONTENT_TYPE)
+async def metrics(
+    request: Request,
+    settings: SettingsDep,
+    tenancy: TenancyDep,
+    metrics: MetricsDep,
+    backend: BackendDep,
+    events: EventsDep,
+    invocations: InvocationsDep,
+) -> Response:
+    await _authorize(request, settings, tenancy)
+    await _refresh(metrics, backend, events, invocations)
+    return Response(metrics.text(), media_type=TEXT_CONTENT_TYPE)
 
 
 @router.get("/v1/namespaces/{ns}/metrics")
 async def namespace_metrics(
     ns: NamespaceDep,
-    platform: PlatformDep,
+    backend: BackendDep,
+    metrics: MetricsDep,
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
     """The caller's functions only (selected by the ``namespace`` label)."""
-    platform.metrics.set_instances(platform.backend.instance_counts())
-    found = platform.metrics.of_namespace(ns)
+    metrics.set_instances(backend.instance_counts())
+    found = metrics.of_namespace(ns)
     if accept is not None and "text/plain" in accept:
         return Response(render_text(found), media_type=TEXT_CONTENT_TYPE)
     return JSONResponse({"namespace": ns, **as_json(found)})

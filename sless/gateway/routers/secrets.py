@@ -14,9 +14,16 @@ from fastapi import APIRouter, Body, Response
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from sless.errors import Invalid, NotFound
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import (
+    BackendDep,
+    EventsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    QuotasDep,
+    SecretsDep,
+)
 from sless.gateway.paging import PageDep
-from sless.gateway.platform import Platform
 from sless.gateway.preconditions import IfMatch, IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 
@@ -46,17 +53,19 @@ def _parse(body: dict[str, Any]) -> SecretStr:
     "/namespaces/{ns}/secrets",
     response_model=page_model("SecretPage", "secrets", total=True),
 )
-async def list_secrets(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_secrets(
+    ns: NamespaceDep, pagers: PagersDep, secrets: SecretsDep, page: PageDep
+) -> dict[str, Any]:
     """In name order; ``total`` is exact (a tenant has few secrets)."""
-    secrets = await platform.secrets.list_all(ns)
-    pager = platform.pager("secrets", ns, page)
-    items, fields = pager.page_by_name("secrets", secrets, lambda s: s.name)
+    stored = await secrets.list_all(ns)
+    pager = pagers.of("secrets", ns, page)
+    items, fields = pager.page_by_name("secrets", stored, lambda s: s.name)
     return {"secrets": [s.view() for s in items], **fields}
 
 
-async def _check(platform: Platform, ns: str, name: str, if_match: IfMatch) -> None:
+async def _check(secrets: SecretsDep, ns: str, name: str, if_match: IfMatch) -> None:
     try:
-        current = (await platform.secrets.get(ns, name)).resource_version
+        current = (await secrets.get(ns, name)).resource_version
     except NotFound:
         current = None
     if_match.check(current)
@@ -66,23 +75,26 @@ async def _check(platform: Platform, ns: str, name: str, if_match: IfMatch) -> N
 async def put_secret(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    quotas: QuotasDep,
+    backend: BackendDep,
+    events: EventsDep,
+    secrets: SecretsDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
 ) -> dict[str, Any]:
     value = _parse(body)
-    async with platform.tenancy.quotas.guard(ns) as quota:
+    async with quotas.guard(ns) as quota:
         if if_match is not None:
-            await _check(platform, ns, name, if_match)
-        sizes = await platform.secrets.usage(ns)
+            await _check(secrets, ns, name, if_match)
+        sizes = await secrets.usage(ns)
         quota.check_new("secrets", list(sizes), name)
         used = sum(sizes.values())
         size = len(value.get_secret_value().encode())
         quota.check("secret_bytes", used, used - sizes.get(name, 0) + size)
-        info, created = await platform.secrets.put(ns, name, value)
-    platform.events.trigger_changed()  # a consumer using it reconnects with the new value
-    await platform.backend.secret_changed(ns, name)  # functions using it restart with it
+        info, created = await secrets.put(ns, name, value)
+    events.trigger_changed()  # a consumer using it reconnects with the new value
+    await backend.secret_changed(ns, name)  # functions using it restart with it
     response.status_code = 201 if created else 200
     set_etag(response, info.resource_version)
     return info.view()
@@ -90,21 +102,27 @@ async def put_secret(
 
 @router.get("/namespaces/{ns}/secrets/{name}", responses=with_etag())
 async def get_secret(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+    ns: NamespaceDep, name: NameDep, secrets: SecretsDep, response: Response
 ) -> dict[str, Any]:
-    info = await platform.secrets.get(ns, name)
+    info = await secrets.get(ns, name)
     set_etag(response, info.resource_version)
     return info.view()
 
 
 @router.delete("/namespaces/{ns}/secrets/{name}")
 async def delete_secret(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+    ns: NamespaceDep,
+    name: NameDep,
+    quotas: QuotasDep,
+    backend: BackendDep,
+    events: EventsDep,
+    secrets: SecretsDep,
+    if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    async with platform.tenancy.quotas.guard(ns):
+    async with quotas.guard(ns):
         if if_match is not None:
-            await _check(platform, ns, name, if_match)
-        await platform.secrets.delete(ns, name)
-    platform.events.trigger_changed()
-    await platform.backend.secret_changed(ns, name)
+            await _check(secrets, ns, name, if_match)
+        await secrets.delete(ns, name)
+    events.trigger_changed()
+    await backend.secret_changed(ns, name)
     return {"deleted": name}

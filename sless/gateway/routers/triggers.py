@@ -20,9 +20,17 @@ from pydantic import ValidationError
 
 from sless.errors import Invalid, NotFound
 from sless.events import BrokerUrlRefused, check_broker_scheme, check_schedule, next_tick
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import (
+    BackendDep,
+    EventsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    QuotasDep,
+    SecretsDep,
+    SettingsDep,
+)
 from sless.gateway.paging import PageDep
-from sless.gateway.platform import Platform
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.schema import ERRORS, page_model, with_etag
 from sless.gateway.support import current_version, require_function
@@ -42,7 +50,7 @@ def trigger_view(trigger: Trigger) -> dict[str, Any]:
     return data
 
 
-async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) -> None:
+async def check_rabbitmq(secrets: SecretsDep, namespace: str, spec: TriggerSpec) -> None:
     """The fields of a rabbitmq trigger are valid and its secret exists (else 422)."""
     try:
         source = RabbitMQSource.of(spec)
@@ -52,7 +60,7 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
         message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
         raise Invalid(f"rabbitmq trigger: {where + ': ' if where else ''}{message}") from None
     try:
-        url, _ = await platform.secrets.reveal(namespace, source.url_secret)
+        url, _ = await secrets.reveal(namespace, source.url_secret)
     except NotFound:
         raise Invalid(
             f"url_secret: secret {source.url_secret!r} not found in namespace {namespace!r}"
@@ -68,10 +76,12 @@ async def check_rabbitmq(platform: Platform, namespace: str, spec: TriggerSpec) 
     "/namespaces/{ns}/triggers",
     response_model=page_model("TriggerPage", "triggers", total=True),
 )
-async def list_triggers(ns: NamespaceDep, platform: PlatformDep, page: PageDep) -> dict[str, Any]:
+async def list_triggers(
+    ns: NamespaceDep, backend: BackendDep, pagers: PagersDep, page: PageDep
+) -> dict[str, Any]:
     """In name order; ``total`` is exact."""
-    triggers = await platform.backend.list_triggers(ns)
-    pager = platform.pager("triggers", ns, page)
+    triggers = await backend.list_triggers(ns)
+    pager = pagers.of("triggers", ns, page)
     items, fields = pager.page_by_name("triggers", triggers, lambda t: t.name)
     return {"triggers": [trigger_view(t) for t in items], **fields}
 
@@ -80,25 +90,29 @@ async def list_triggers(ns: NamespaceDep, platform: PlatformDep, page: PageDep) 
 async def put_trigger(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    quotas: QuotasDep,
+    backend: BackendDep,
+    events: EventsDep,
+    secrets: SecretsDep,
+    settings: SettingsDep,
     response: Response,
     body: Annotated[dict[str, Any], Body()],
     if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    allow_seconds = platform.settings.events.allow_seconds_field
+    allow_seconds = settings.events.allow_seconds_field
     spec = TriggerSpec.model_validate(body, context={"allow_seconds": allow_seconds})
     if spec.type == "rabbitmq":
-        await check_rabbitmq(platform, ns, spec)
+        await check_rabbitmq(secrets, ns, spec)
     if spec.type == "cron":
         check_schedule(spec, now=datetime.now(UTC))
-    await require_function(platform, ns, spec.function)
-    async with platform.tenancy.quotas.guard(ns) as quota:
+    await require_function(backend, ns, spec.function)
+    async with quotas.guard(ns) as quota:
         if if_match is not None:
-            if_match.check(await current_version(platform, "trigger", ns, name))
-        names = [t.name for t in await platform.backend.list_triggers(ns)]
+            if_match.check(await current_version(backend, "trigger", ns, name))
+        names = [t.name for t in await backend.list_triggers(ns)]
         quota.check_new("triggers", names, name)
-        trigger, created = await platform.backend.put_trigger(ns, name, spec)
-    platform.events.trigger_changed()
+        trigger, created = await backend.put_trigger(ns, name, spec)
+    events.trigger_changed()
     response.status_code = 201 if created else 200
     set_etag(response, trigger.resource_version)
     return trigger_view(trigger)
@@ -106,20 +120,25 @@ async def put_trigger(
 
 @router.get("/namespaces/{ns}/triggers/{name}", responses=with_etag())
 async def get_trigger(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, response: Response
+    ns: NamespaceDep, name: NameDep, backend: BackendDep, response: Response
 ) -> dict[str, Any]:
-    trigger = await platform.backend.get_trigger(ns, name)
+    trigger = await backend.get_trigger(ns, name)
     set_etag(response, trigger.resource_version)
     return trigger_view(trigger)
 
 
 @router.delete("/namespaces/{ns}/triggers/{name}")
 async def delete_trigger(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, if_match: IfMatchDep
+    ns: NamespaceDep,
+    name: NameDep,
+    quotas: QuotasDep,
+    backend: BackendDep,
+    events: EventsDep,
+    if_match: IfMatchDep,
 ) -> dict[str, Any]:
-    async with platform.tenancy.quotas.guard(ns):
+    async with quotas.guard(ns):
         if if_match is not None:
-            if_match.check(await current_version(platform, "trigger", ns, name))
-        await platform.backend.delete_trigger(ns, name)
-    platform.events.trigger_changed()
+            if_match.check(await current_version(backend, "trigger", ns, name))
+        await backend.delete_trigger(ns, name)
+    events.trigger_changed()
     return {"deleted": name}

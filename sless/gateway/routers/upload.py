@@ -14,7 +14,14 @@ from fastapi.responses import JSONResponse
 from sless.errors import PayloadTooLarge
 from sless.functions import uploading, versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import FunctionsDep, NameDep, NamespaceDep, PlatformDep, PrincipalDep
+from sless.gateway.deps import (
+    FunctionsDep,
+    IdempotencyDep,
+    NameDep,
+    NamespaceDep,
+    PrincipalDep,
+    SettingsDep,
+)
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
 from sless.gateway.idempotency import REPLAYED_HEADER, check_key
 from sless.gateway.schema import ERRORS
@@ -41,7 +48,8 @@ async def upload(
     ns: NamespaceDep,
     name: NameDep,
     request: Request,
-    platform: PlatformDep,
+    idempotency: IdempotencyDep,
+    settings: SettingsDep,
     functions: FunctionsDep,
     principal: PrincipalDep,
     idempotency_key: Annotated[str | None, Header(alias=IDEMPOTENCY_KEY)] = None,
@@ -65,8 +73,8 @@ async def upload(
     if traffic is not None:
         note(request, detail=f"traffic: {traffic}% to the new version")
     function = await functions.backend.get_function(ns, name)
-    data = await read_body(request, platform.settings.gateway.max_upload_bytes)
-    status, body, replayed = await platform.idempotency.run(
+    data = await read_body(request, settings.gateway.max_upload_bytes)
+    status, body, replayed = await idempotency.run(
         ns,
         "upload",
         idempotency_key,

@@ -15,10 +15,18 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict
 
-from sless.errors import BadRequest, Invalid, NotFound
+from sless.errors import BadRequest
 from sless.functions import versioning
 from sless.gateway.audit import note
-from sless.gateway.deps import NameDep, NamespaceDep, PlatformDep
+from sless.gateway.deps import (
+    BackendDep,
+    FunctionsDep,
+    NameDep,
+    NamespaceDep,
+    PagersDep,
+    PublicUrlDep,
+    VersionsDep,
+)
 from sless.gateway.paging import PageDep
 from sless.gateway.preconditions import IfMatchDep, set_etag
 from sless.gateway.routers.management import function_view
@@ -33,13 +41,18 @@ router = APIRouter(prefix="/v1", responses=ERRORS)
     response_model=page_model("VersionPage", "versions", total=False),
 )
 async def list_versions(
-    ns: NamespaceDep, name: NameDep, platform: PlatformDep, page: PageDep
+    ns: NamespaceDep,
+    name: NameDep,
+    backend: BackendDep,
+    pagers: PagersDep,
+    versions: VersionsDep,
+    page: PageDep,
 ) -> dict[str, Any]:
     """Newest first. Each version: ``version``, ``sha256``, ``spec``, ``validation``,
     ``state`` (allowed | held | rejected), ``created_by``, ``created_at``; ``current``
     marks the function's current version, ``serving`` the one that serves now."""
-    function = await platform.backend.get_function(ns, name)
-    pager = platform.pager("versions", ns, page, function=name)
+    function = await backend.get_function(ns, name)
+    pager = pagers.of("versions", ns, page, function=name)
     position = pager.position()
     before = None
     if position is not None:
@@ -47,7 +60,7 @@ async def list_versions(
             before = int(position[0])
         except (IndexError, TypeError, ValueError):
             raise BadRequest("invalid cursor") from None
-    rows = await platform.versions.page(ns, name, before=before, limit=page.limit + 1)
+    rows = await versions.page(ns, name, before=before, limit=page.limit + 1)
     result = pager.page("versions", rows, lambda v: [int(v.version[1:])])
     traffic = {t.version: t.percent for t in function.spec.traffic}
     views = []
@@ -74,7 +87,8 @@ async def rollback(
     ns: NamespaceDep,
     name: NameDep,
     body: Rollback,
-    platform: PlatformDep,
+    public_url: PublicUrlDep,
+    functions: FunctionsDep,
     request: Request,
     response: Response,
     if_match: IfMatchDep,
@@ -82,22 +96,6 @@ async def rollback(
     """Serve ``version`` again: the function's spec becomes that version's, its traffic
     split is cleared. 422 for a version that does not exist or may not serve."""
     note(request, detail=f"version: {body.version}")
-    quotas = platform.tenancy.quotas
-    async with quotas.guard(ns) as quota:
-        current = await platform.backend.list_functions(ns)
-        existing = next((f for f in current if f.name == name), None)
-        if existing is None:
-            raise NotFound(f"function {name!r} not found")
-        if if_match is not None:
-            if_match.check(existing.resource_version)
-        spec = await versioning.rollback_spec(platform.functions, ns, name, body.version)
-        missing = await platform.secrets.missing(ns, spec.secret_names())
-        if missing:
-            raise Invalid(
-                f"version {body.version} names secret {missing[0]!r}, which does not exist"
-                f" in namespace {ns}: create it first"
-            )
-        quota.check_function(current, name, spec)
-        function = await platform.backend.put_function(ns, name, spec)
+    function = await versioning.rollback(functions, ns, name, body.version, precondition=if_match)
     set_etag(response, function.resource_version)
-    return function_view(function, platform.public_url)
+    return function_view(function, public_url)
