@@ -238,6 +238,7 @@ def _admitting(app: Gateway, settings: Settings, *, idle_timeout_s: float | None
         AdmissionLimits,
         ConnectionGuard,
         GuardLimits,
+        listening_families,
         trusted_proxies,
     )
 
@@ -250,6 +251,7 @@ def _admitting(app: Gateway, settings: Settings, *, idle_timeout_s: float | None
             max_per_client=gateway.max_connections_per_client,
             trusted_proxies=trusted,
             idle_timeout_s=idle_timeout_s,
+            families=listening_families(gateway.host),
         ),
         activity,
     )

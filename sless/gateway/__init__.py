@@ -2,7 +2,7 @@
 
 from sless.gateway.admission import Activity, Admission, AdmissionLimits
 from sless.gateway.app import Gateway, create_app
-from sless.gateway.connections import ConnectionGuard, GuardLimits
+from sless.gateway.connections import ConnectionGuard, GuardLimits, listening_families
 from sless.gateway.forwarded import trusted_proxies
 from sless.gateway.platform import Platform
 
@@ -15,5 +15,6 @@ __all__ = [
     "GuardLimits",
     "Platform",
     "create_app",
+    "listening_families",
     "trusted_proxies",
 ]

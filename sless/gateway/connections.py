@@ -6,15 +6,17 @@ only bound is ``backpressure``, one global count of connections held (128 by def
 which is why about 150 slow connections starved every other client: the 129th waited in
 the listen queue behind them). An accept layer of our own in front of it would put a
 proxy hop on every call. So this guard counts instead of intercepting: every
-``interval_s`` it reads the process's established TCP connections on the gateway's
-port from ``/proc/self/net/tcp{,6}``, groups them by client address and, for a client
-above ``max_connections_per_client``, closes its newest connections beyond the cap that
-have no request in flight (``shutdown(2)`` on the server's own socket, found by inode;
-a connection that never sent a request is first answered 503 with ``Retry-After``). A
-client can so exceed its cap for one interval at most, while the global cap
+``interval_s`` it asks the kernel for the established TCP connections on the gateway's
+port (``sless.gateway.sockdiag``: netlink, filtered by port in the kernel; the text of
+``/proc/self/net/tcp{,6}`` where netlink is refused), groups them by client address
+and, for a client above ``max_connections_per_client``, closes its newest connections
+beyond the cap that have no request in flight (``shutdown(2)`` on the server's own
+socket, found by inode; a connection that never sent a request is first answered 503
+with ``Retry-After``). A client can so exceed its cap for one interval at most, while the global cap
 (granian's ``backpressure``, uvicorn's ``limit_concurrency``) bounds what all clients
-hold together. The census costs nothing on the request path; it reads one line per
-open connection per interval.
+hold together. The census costs nothing on the request path; off it, one walk of the
+kernel's connection table per listening address family and interval (about 1.3 ms of
+CPU here; reading ``/proc`` took 8.8 ms, formatting every socket of the namespace).
 
 A trusted proxy's connections (``SLESS_GATEWAY_FORWARDED_ALLOW_IPS``) are not counted
 here: its callers are counted per ``X-Forwarded-For`` client by sless.gateway.admission.
@@ -36,6 +38,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from sless.gateway import sockdiag
 from sless.gateway.admission import Activity, Peer, RateLimitedWarning
 
 #: how often the connections are counted
@@ -63,10 +66,37 @@ class GuardLimits:
     trusted_proxies: frozenset[str]
     #: close connections idle this long (None: the HTTP server does it itself)
     idle_timeout_s: float | None
+    #: the address families the gateway listens on (``listening_families``)
+    families: tuple[int, ...] = (socket.AF_INET, socket.AF_INET6)
 
 
-def established(port: int, tables: tuple[str, ...] = ("tcp", "tcp6")) -> list[Connection]:
+def listening_families(host: str) -> tuple[int, ...]:
+    """The address families of the connections a listener on ``host`` accepts: an IPv6
+    listener's IPv4 clients are IPv6 sockets (v4-mapped); a name may resolve to both."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return (socket.AF_INET, socket.AF_INET6)
+    return (socket.AF_INET,) if address.version == 4 else (socket.AF_INET6,)
+
+
+def established(
+    port: int, families: tuple[int, ...] = (socket.AF_INET, socket.AF_INET6)
+) -> list[Connection]:
     """The established connections whose local port is ``port``, in this network namespace."""
+    found = sockdiag.established(port, families)
+    if found is not None:
+        return [Connection(inode, client, remote) for inode, client, remote in found]
+    tables = tuple(
+        table
+        for family, table in ((socket.AF_INET, "tcp"), (socket.AF_INET6, "tcp6"))
+        if family in families
+    )
+    return proc_established(port, tables)
+
+
+def proc_established(port: int, tables: tuple[str, ...] = ("tcp", "tcp6")) -> list[Connection]:
+    """``established`` read from the text of ``/proc/self/net/tcp{,6}``."""
     needle = f":{port:04X} "
     found: list[Connection] = []
     for table in tables:
@@ -177,7 +207,7 @@ class ConnectionGuard:
 
     def check(self) -> None:
         now = time.monotonic()
-        connections = established(self.limits.port)
+        connections = established(self.limits.port, self.limits.families)
         self._forget(connections, now)
         cut = to_close(connections, self.activity, self.limits, self._first_seen, now)
         if not cut:

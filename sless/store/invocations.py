@@ -264,11 +264,24 @@ class InvocationRecorder:
 
     async def replay(self) -> int:
         """Write what the journal holds from a previous process (idempotent), then
-        delete it. Call once, before ``start``. Returns the records newly written."""
+        delete it; and the same for the journals of this process's dead siblings
+        (``Journal.siblings``). Call once, before ``start``. Returns the records newly
+        written."""
         if self.journal is None:
             return 0
+        new = await self._replay_segments(self.journal.open())
+        for directory in self.journal.siblings():
+            with Journal.adopted(directory) as segments:
+                if segments:
+                    new += await self._replay_segments(segments)
+        self.replayed += new
+        if new:
+            log.info("replayed %d invocation records from the journal", new)
+        return new
+
+    async def _replay_segments(self, segments: list[Path]) -> int:
         new = 0
-        for segment in self.journal.open():
+        for segment in segments:
             batch: list[InvocationRecord] = []
             for values in Journal.read(segment):
                 try:
@@ -281,9 +294,6 @@ class InvocationRecorder:
             if batch:
                 new += await insert_records(self.pool, batch)
             Journal.remove([segment])
-        self.replayed += new
-        if new:
-            log.info("replayed %d invocation records from the journal", new)
         return new
 
     def start(self) -> None:

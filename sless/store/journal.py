@@ -14,6 +14,11 @@ Not promised: durability across a power loss or a kernel crash (no fsync per rec
 that would cost a disk flush on every call). One journal per directory: an exclusive
 ``flock`` on ``lock`` keeps a second process from replaying segments the first one is
 still writing.
+
+Several processes of one kind (gateway processes, docs/PERFORMANCE.md) each write a
+journal of their own, ``<name>`` and ``<name>-<i>`` side by side: the process that
+starts replays its own and every sibling whose lock it can take (a process that died);
+a sibling whose lock is held is a live process's, and is left to it.
 """
 
 from __future__ import annotations
@@ -65,9 +70,45 @@ class Journal:
         return left
 
     def _segments(self) -> list[Path]:
+        return _segments(self.directory)
+
+    def siblings(self) -> list[Path]:
+        """The journals of the other processes of this one's kind: ``<name>`` and
+        ``<name>-<i>`` next to it (not another kind's, e.g. ``events``)."""
+        base = self.directory.name.rsplit("-", 1)
+        stem = base[0] if len(base) == 2 and base[1].isdigit() else self.directory.name
+        if not self.directory.parent.is_dir():
+            return []
         return sorted(
-            p for p in self.directory.glob("*" + _SUFFIX) if p.stem.isdigit() and p.is_file()
+            p
+            for p in self.directory.parent.iterdir()
+            if p != self.directory
+            and p.is_dir()
+            and (
+                p.name == stem
+                or (p.name.startswith(stem + "-") and p.name[len(stem) + 1 :].isdigit())
+            )
         )
+
+    @staticmethod
+    @contextlib.contextmanager
+    def adopted(directory: Path) -> Iterator[list[Path] | None]:
+        """The segments a dead process left in ``directory``, its lock held meanwhile so
+        that it cannot start writing there again; None while a live process holds it."""
+        try:
+            lock_fd = os.open(directory / "lock", os.O_RDWR)
+        except FileNotFoundError:
+            yield None  # never a journal (or being created: its owner is alive)
+            return
+        try:
+            try:
+                fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield None
+                return
+            yield _segments(directory)
+        finally:
+            os.close(lock_fd)
 
     def _open_next(self) -> None:
         self._sequence += 1
@@ -143,3 +184,7 @@ class Journal:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _segments(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*" + _SUFFIX) if p.stem.isdigit() and p.is_file())

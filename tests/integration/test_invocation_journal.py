@@ -107,6 +107,56 @@ def test_a_line_cut_by_a_crash_is_skipped(database_url: str, tmp_path: Path) -> 
     asyncio.run(scenario())
 
 
+def test_a_dead_sibling_process_journal_is_replayed_and_a_live_ones_is_not(
+    database_url: str, tmp_path: Path
+) -> None:
+    """One journal per gateway process: the one that starts replays the journals of the
+    dead ones (``gateway-2``), never one a live process still writes (``gateway-3``), nor
+    another kind's (``events``)."""
+    root = tmp_path / "journal"
+
+    async def scenario() -> None:
+        pool = await create_pool(database_url)
+        try:
+            await migrate(pool)
+            live = InvocationRecorder(pool, journal_dir=root / "gateway-3")
+            await live.replay()
+            live.record(_record(99))  # in its journal and its queue: its own to write
+            dead = InvocationRecorder(pool, journal_dir=root / "gateway-2")
+            await dead.replay()
+            lost = [_record(i) for i in range(50)]
+            for record in lost:
+                dead.record(record)
+            assert dead.journal is not None
+            dead.journal.close()  # killed: its files closed, its lock gone
+            other = InvocationRecorder(pool, journal_dir=root / "events")
+            await other.replay()
+            other.record(_record(98))
+            assert other.journal is not None
+            other.journal.close()
+
+            starting = InvocationRecorder(pool, journal_dir=root / "gateway")
+            assert await starting.replay() == 50
+            rows = await pool.fetch("SELECT id FROM invocations")
+            assert {r["id"] for r in rows} == {r.id for r in lost}
+            assert list((root / "gateway-2").glob("*.jsonl")) == []
+            assert len(list((root / "gateway-3").glob("*.jsonl"))) == 1
+            assert len(list((root / "events").glob("*.jsonl"))) == 1
+            # the dead process's directory can be taken again by its successor
+            successor = Journal(root / "gateway-2")
+            assert successor.open() == []
+            successor.close()
+            starting.start()
+            await starting.close()
+            live.start()
+            await live.close()
+            assert await pool.fetchval("SELECT count(*) FROM invocations") == 51
+        finally:
+            await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_one_journal_directory_has_one_owner(tmp_path: Path) -> None:
     first = Journal(tmp_path / "j")
     first.open()

@@ -25,7 +25,9 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from sless.backends.local.logpump import FunctionLog, LogPump
@@ -36,6 +38,15 @@ log = logging.getLogger(__name__)
 ENFORCE_INTERVAL_S = 0.5
 _LIMITS_INTERVAL_S = 5.0
 MARKER = b"[earlier output dropped: log limit reached]\n"
+#: log files kept open for appending (the most recently written)
+MAX_OPEN = 64
+
+
+@dataclass
+class _Held:
+    fd: int
+    #: bytes in the file, as our writes left it (None: unknown since a trim)
+    size: int | None
 
 
 class LogFiles:
@@ -59,6 +70,8 @@ class LogFiles:
         self._lock = threading.Lock()
         #: bytes on disk per tenant, as the writes left them (dropped when unsure)
         self._usage: dict[str, int] = {}
+        #: the files written to lately, kept open with their sizes (``_held``)
+        self._open: OrderedDict[Path, _Held] = OrderedDict()
 
     def path(self, namespace: str, name: str) -> Path:
         return self.root / namespace / f"{name}.log"
@@ -69,7 +82,11 @@ class LogFiles:
 
     def remove(self, namespace: str, name: str) -> None:
         with self._lock:
-            self.path(namespace, name).unlink(missing_ok=True)
+            path = self.path(namespace, name)
+            held = self._open.pop(path, None)
+            if held is not None:
+                os.close(held.fd)
+            path.unlink(missing_ok=True)
             self._usage.pop(namespace, None)
 
     def usage(self, namespace: str) -> int:
@@ -90,23 +107,41 @@ class LogFiles:
         data = data[-(min(self.max_bytes, limit) // 2) :]
         path = self.path(namespace, name)
         with self._lock:
-            size = _size(path)
+            held = self._held(path)
+            size = held.size if held.size is not None else os.fstat(held.fd).st_size
             if size + len(data) > self.max_bytes:
                 _keep_newest(path, self.max_bytes)
                 self._usage.pop(namespace, None)
+                held.size = None
             usage = self._usage.get(namespace)
             if usage is None:
                 usage = self.usage(namespace)
             if usage + len(data) > limit:
                 usage = self._make_room(namespace, limit, len(data))
-            if size == 0:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
-            try:
-                written = os.write(fd, data)
-            finally:
-                os.close(fd)
+            written = os.write(held.fd, data)
+            held.size = size + written if held.size is not None else os.fstat(held.fd).st_size
             self._usage[namespace] = usage + written
+
+    def _held(self, path: Path) -> _Held:
+        """The file open for appending (the newest ``MAX_OPEN`` stay open: a write is then
+        one ``write(2)``, not a path lookup, an open and a close). Called with ``_lock``.
+
+        Trimming a file (``_keep_newest``) truncates it in place, so the descriptor stays
+        right; only ``remove`` unlinks, and it closes the descriptor first."""
+        held = self._open.get(path)
+        if held is not None:
+            self._open.move_to_end(path)
+            return held
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        try:
+            fd = os.open(path, flags, 0o640)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o640)
+        held = self._open[path] = _Held(fd, None)
+        while len(self._open) > MAX_OPEN:
+            os.close(self._open.popitem(last=False)[1].fd)
+        return held
 
     def enforce(self, limits: Mapping[str, int] | None = None) -> None:
         """Trim every tenant's logs to their bounds (``limits``: a namespace's own
@@ -130,12 +165,19 @@ class LogFiles:
             for path, size in files:
                 if size > share:
                     _keep_newest(path, share)
+                    held = self._open.get(path)
+                    if held is not None:
+                        held.size = None
             total = self.usage(namespace)
         self._usage[namespace] = total
         return total
 
     def close(self) -> None:
         self.pump.close()
+        with self._lock:
+            for held in self._open.values():
+                os.close(held.fd)
+            self._open.clear()
 
     async def keep_bounded(self, read_limits: Callable[[], Awaitable[dict[str, int]]]) -> None:
         """Run ``enforce`` for ever (a task of the backend); ``read_limits`` gives the
@@ -168,13 +210,6 @@ def _sizes(directory: Path) -> list[tuple[Path, int]]:
             with contextlib.suppress(OSError):
                 found.append((path, path.stat().st_size))
     return found
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _keep_newest(path: Path, share: int) -> None:

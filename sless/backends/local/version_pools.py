@@ -14,10 +14,9 @@ The invoke path reads these pools from memory only.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 from pydantic import SecretStr
 
@@ -267,13 +266,10 @@ class VersionPools:
         """The spec of the version that serves invocations (or of ``version``), from memory."""
         return self._pool_for(namespace, name, version).spec
 
-    @contextlib.asynccontextmanager
-    async def upstream(
+    def upstream(
         self, namespace: str, name: str, version: str | None = None
-    ) -> AsyncIterator[Upstream]:
-        pool = self._pool_for(namespace, name, version)
-        async with pool.lease() as upstream:
-            yield upstream
+    ) -> AbstractAsyncContextManager[Upstream]:
+        return self._pool_for(namespace, name, version).lease()
 
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         counts = {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}

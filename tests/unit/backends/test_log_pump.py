@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sless.backends.local.logfiles import MARKER, LogFiles
+from sless.backends.local.logfiles import MARKER, MAX_OPEN, LogFiles
 
 MiB = 1024 * 1024
 
@@ -123,3 +123,56 @@ async def test_a_tail_read_sees_what_was_written_until_then(tmp_path: Path) -> N
     finally:
         os.close(fd)
         files.close()
+
+
+def _open_under(root: Path) -> int:
+    """This process's descriptors open on files under ``root``."""
+    held = 0
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:  # the listing's own descriptor, closed meanwhile
+            continue
+        held += target.startswith(str(root) + "/")
+    return held
+
+
+def test_log_files_stay_open_within_a_bound_and_a_removed_log_starts_afresh(
+    files: LogFiles, tmp_path: Path
+) -> None:
+    """Writes reuse an open descriptor (no open and close per write), at most MAX_OPEN of
+    them; a removed function's log is not written through a stale descriptor."""
+    for i in range(MAX_OPEN + 10):
+        files.write("ns", f"f{i}", b"one\n")
+        files.write("ns", f"f{i}", b"two\n")
+    assert _open_under(tmp_path) == MAX_OPEN
+    assert all(
+        files.path("ns", f"f{i}").read_bytes() == b"one\ntwo\n" for i in range(MAX_OPEN + 10)
+    )
+    files.write("ns", "f0", b"three\n")  # evicted, then opened again
+    assert files.path("ns", "f0").read_bytes() == b"one\ntwo\nthree\n"
+    files.remove("ns", "f0")
+    files.write("ns", "f0", b"after\n")
+    assert files.path("ns", "f0").read_bytes() == b"after\n"
+    files.close()
+    assert _open_under(tmp_path) == 0
+
+
+def test_a_file_trimmed_under_an_open_descriptor_keeps_its_bound(tmp_path: Path) -> None:
+    logs = LogFiles(tmp_path, max_bytes=4096, tenant_max_bytes=1 << 20, rate=MiB, burst=MiB)
+    try:
+        for i in range(500):
+            logs.write("ns", "f", f"line {i:04d}\n".encode())
+            assert logs.path("ns", "f").stat().st_size <= 4096
+        text = logs.path("ns", "f").read_bytes()
+        assert text.startswith(MARKER)
+        assert text.endswith(b"line 0499\n")
+        # the other bound: the tenant's, trimming a file another write holds open
+        logs.tenant_max_bytes = 3000
+        logs.write("ns", "g", b"g" * 1000 + b"\n")
+        assert tenant_bytes(tmp_path, "ns") <= 3000
+        logs.write("ns", "f", b"last\n")
+        assert tenant_bytes(tmp_path, "ns") <= 3000
+        assert logs.path("ns", "f").read_bytes().endswith(b"last\n")
+    finally:
+        logs.close()
