@@ -253,6 +253,34 @@ def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
     click.echo(f"Created {name} ({runtime}, {template}). Next: cd {target} && sless deploy")
 
 
+@main.command()
+@click.argument(
+    "directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--port", "-p", default=8081, show_default=True, help="local port to serve on")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
+@click.option("--name", "-n", help="default: sless.yaml's name, or the folder's")
+@click.option("--runtime", "-r", type=click.Choice(["python3.11", "nodejs20"]))
+@click.option("--memory", "memory_mb", type=int, help="memory limit in MiB")
+@click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
+@click.option("--env", "-e", multiple=True, help="KEY=VALUE environment variable (repeatable)")
+def dev(
+    directory: Path, port: int, host: str, env: tuple[str, ...], **flags: str | None
+) -> None:
+    """Run the function of DIRECTORY (default: this folder) on this machine, in the
+    platform's sandbox and runtime server, with its spec's limits and egress; every save
+    reloads it (after the upload validation), and each call and its output print here.
+
+    Calls: http://HOST:PORT/PATH, as /fn/NAMESPACE/NAME/PATH once deployed. A secret
+    of the spec ({name, env}) takes $ENV from this shell. Ctrl-C stops."""
+    from sless.cli.deploying import env_pairs
+    from sless.cli.developing import run_dev
+
+    run_dev(
+        load_settings(), directory, host=host, port=port, flags={**flags, **env_pairs(env, ())}
+    )
+
+
 # -- validation -----------------------------------------------------------------------
 
 
