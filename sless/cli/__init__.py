@@ -264,9 +264,7 @@ def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
 @click.option("--memory", "memory_mb", type=int, help="memory limit in MiB")
 @click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
 @click.option("--env", "-e", multiple=True, help="KEY=VALUE environment variable (repeatable)")
-def dev(
-    directory: Path, port: int, host: str, env: tuple[str, ...], **flags: str | None
-) -> None:
+def dev(directory: Path, port: int, host: str, env: tuple[str, ...], **flags: str | None) -> None:
     """Run the function of DIRECTORY (default: this folder) on this machine, in the
     platform's sandbox and runtime server, with its spec's limits and egress; every save
     reloads it (after the upload validation), and each call and its output print here.
@@ -276,9 +274,7 @@ def dev(
     from sless.cli.deploying import env_pairs
     from sless.cli.developing import run_dev
 
-    run_dev(
-        load_settings(), directory, host=host, port=port, flags={**flags, **env_pairs(env, ())}
-    )
+    run_dev(load_settings(), directory, host=host, port=port, flags={**flags, **env_pairs(env, ())})
 
 
 # -- validation -----------------------------------------------------------------------

@@ -24,12 +24,15 @@ Secrets: the platform's store is not reachable from here: a spec's ``{"name": "d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -115,8 +118,8 @@ class DevLoop:
         self.flags = flags
         self.url = url
         project = projects.load(directory)
-        self.name: str = flags.get("name") or (project.name if project else None) or (
-            directory.resolve().name
+        self.name: str = (
+            flags.get("name") or (project.name if project else None) or (directory.resolve().name)
         )
         self.serving = DevServing(settings, self.name)
         self.output = _Output(self.serving)
@@ -190,6 +193,7 @@ class DevLoop:
                 detonation=Detonation.from_spec(spec),
             )
         finally:
+            await validator.close()
             shutil.rmtree(scratch, ignore_errors=True)
         data = report.model_dump(mode="json")
         if report.verdict.value == "allow" and not data.get("findings"):
@@ -281,7 +285,9 @@ async def _answer(send: Any, status: int, headers: list[tuple[bytes, bytes]], bo
     await send({"type": "http.response.body", "body": body})
 
 
-def run_dev(settings: Settings, directory: Path, *, host: str, port: int, flags: dict[str, Any]) -> None:
+def run_dev(
+    settings: Settings, directory: Path, *, host: str, port: int, flags: dict[str, Any]
+) -> None:
     """Serve the folder's function until Ctrl-C."""
     import uvicorn
 
@@ -290,7 +296,7 @@ def run_dev(settings: Settings, directory: Path, *, host: str, port: int, flags:
     config = uvicorn.Config(
         front(loop), host=host, port=port, log_level="warning", lifespan="off", access_log=False
     )
-    server = uvicorn.Server(config)
+    server = _server_class()(config)
 
     async def main() -> None:
         tasks = [
@@ -306,8 +312,28 @@ def run_dev(settings: Settings, directory: Path, *, host: str, port: int, flags:
             await loop.serving.close()
 
     click.echo(f"Watching {directory.resolve()}: every save reloads {loop.name} (Ctrl-C stops)")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
-    except KeyboardInterrupt:
-        pass
     click.echo("sless dev stopped")
+
+
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """Ctrl-C or SIGTERM stop serving, and the worker and its files are removed
+        (uvicorn's own handling raises the signal again once it stopped, killing the
+        process before that)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            try:
+                yield
+            finally:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(sig)
+
+    return Server
