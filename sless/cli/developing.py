@@ -28,11 +28,9 @@ import contextlib
 import hashlib
 import os
 import shutil
-import signal
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -291,12 +289,15 @@ def run_dev(
     """Serve the folder's function until Ctrl-C."""
     import uvicorn
 
+    from sless.cli.server import graceful_server_class
+
     url = f"http://{host}:{port}/"
     loop = DevLoop(settings, directory, flags=flags, url=url)
     config = uvicorn.Config(
         front(loop), host=host, port=port, log_level="warning", lifespan="off", access_log=False
     )
-    server = _server_class()(config)
+    # Ctrl-C stops serving, then the worker and its files go (see graceful_server_class)
+    server = graceful_server_class()(config)
 
     async def main() -> None:
         tasks = [
@@ -315,25 +316,3 @@ def run_dev(
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
     click.echo("sless dev stopped")
-
-
-def _server_class() -> type[Any]:
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        """Ctrl-C or SIGTERM stop serving, and the worker and its files are removed
-        (uvicorn's own handling raises the signal again once it stopped, killing the
-        process before that)."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, self.handle_exit, sig, None)
-            try:
-                yield
-            finally:
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    loop.remove_signal_handler(sig)
-
-    return Server
