@@ -131,9 +131,31 @@ def list_functions(url: str | None, token: str | None) -> None:
         return
     click.echo(f"{'NAME':<30} {'RUNTIME':<11} {'PHASE':<11} URL")
     for f in functions:
-        click.echo(
-            f"{f['name']:<30} {f['spec']['runtime']:<11} {f['status']['phase']:<11} {f['url']}"
-        )
+        phase, reason = shown_phase(f)
+        where = f"({reason})" if reason else f["url"]
+        click.echo(f"{f['name']:<30} {f['spec']['runtime']:<11} {phase:<11} {where}")
+
+
+def shown_phase(function: dict[str, Any]) -> tuple[str, str]:
+    """The phase to show, and why when the code does not run. A function whose only
+    upload was refused by validation has no code and stays ``Pending`` in the API; it is
+    shown ``Rejected`` with the first finding, since nothing will make it run."""
+    status = function["status"]
+    phase = status["phase"]
+    validation = status.get("validation") or {}
+    if (
+        phase == "Pending"
+        and not function["spec"].get("code")
+        and validation.get("verdict") == ("reject")
+    ):
+        findings = validation.get("findings") or [{}]
+        first = findings[0]
+        reason = first.get("message") or first.get("rule") or "refused by validation"
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return "Rejected", f"upload rejected: {reason}{more}"
+    if phase in ("Rejected", "Failed") and status.get("message"):
+        return phase, str(status["message"])
+    return phase, ""
 
 
 @main.command()
