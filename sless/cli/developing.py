@@ -202,9 +202,8 @@ class DevLoop:
             click.echo("  (deployed, this code would wait for the provider's review)", err=True)
         return str(report.verdict.value)
 
-    async def watch(self) -> None:
-        before = snapshot(self.directory)
-        await self.load()
+    async def watch(self, before: Snapshot) -> None:
+        """Load again whenever the folder differs from ``before`` (the loaded one)."""
         while True:
             await asyncio.sleep(_WATCH_S)
             now = snapshot(self.directory)
@@ -300,11 +299,13 @@ def run_dev(
     server = graceful_server_class()(config)
 
     async def main() -> None:
-        tasks = [
-            asyncio.create_task(loop.watch()),
-            asyncio.create_task(loop.output.follow()),
-        ]
+        tasks: list[asyncio.Task[None]] = []
         try:
+            # the first load before the port opens: no call meets a function still loading
+            before = snapshot(directory)
+            await loop.load()
+            tasks.append(asyncio.create_task(loop.watch(before)))
+            tasks.append(asyncio.create_task(loop.output.follow()))
             await server.serve()
         finally:
             for task in tasks:

@@ -3,7 +3,7 @@
 The parts are the platform's own: the code is stored and built by ``Builder`` (the same
 installers, run as an unprivileged uid), the worker is described by ``WorkerLauncher``
 (``sandbox_spec``: the runtime server in bubblewrap, or gVisor when
-``SLESS_SANDBOX_ISOLATION`` says so, under the seccomp allowlist, with the spec's memory,
+``SLESS_EMBEDDED_ISOLATION`` says so, under the seccomp allowlist, with the spec's memory,
 timeout and concurrency) and started by ``start_worker``; the spec's egress goes through
 an ``EgressProxy`` and nothing else leaves. Every call goes through ``call_function``,
 the gateway's call path, so a timeout or a dead worker reads as it does when deployed.

@@ -345,7 +345,11 @@ def _dev(platform: Platform, folder: Path) -> None:
         output, _ = dev.communicate(timeout=60)
     assert dev.returncode == 0, output
     assert "sless dev stopped" in output
-    _matches_readme("uv run sless dev", output)
+    # the README shows the default isolation; sless dev runs under the platform's setting
+    gvisor = platform.env.get("SLESS_EMBEDDED_ISOLATION") == "gvisor"
+    isolation = "gVisor" if gvisor else "bubblewrap"
+    assert f", {isolation}, 128 MiB" in output
+    _matches_readme("uv run sless dev", output.replace(f", {isolation},", ", bubblewrap,"))
 
 
 def _developer_loop(platform: Platform) -> None:
