@@ -204,17 +204,24 @@ def invoke(
 @click.argument("name")
 @click.option("--tail", "-n", "lines", default=100, show_default=True, help="lines from the end")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new output (Ctrl-C stops)")
+@click.option(
+    "--since",
+    help="only output written in the last 10m, 2h, 30s, 1d, or since an ISO 8601 time",
+)
 @url_option
 @token_option
-def logs(name: str, lines: int, follow: bool, url: str | None, token: str | None) -> None:
+def logs(
+    name: str, lines: int, follow: bool, since: str | None, url: str | None, token: str | None
+) -> None:
     """Print the recent output (stdout and stderr) of function NAME."""
-    from sless.cli.following import follow_logs, last_lines
+    from sless.cli.following import follow_logs, last_lines, since_time
 
     client = make_client(url, token)
+    start = since_time(since) if since else None
     if follow:
-        follow_logs(client, name, lines)
+        follow_logs(client, name, lines, since=start)
     else:
-        click.echo(last_lines(client, name, lines), nl=False)
+        click.echo(last_lines(client, name, lines, since=start), nl=False)
 
 
 @main.command()

@@ -1,7 +1,8 @@
 """``sless logs``: the last lines of a function's output, and ``-f`` to keep following it.
 
 The API answers the last bytes of the log (``?tail=``, at most 1 MiB); ``--tail N``
-counts lines, so this asks for enough bytes and keeps the last N lines. ``-f`` reads the
+counts lines, so this asks for enough bytes and keeps the last N lines; ``--since 10m``
+asks for what was written in the last ten minutes (``?since=``). ``-f`` reads the
 API's stream instead (``GET .../logs/stream``, server-sent events, one line each): the
 last N lines as they are, then every new line after the time the gateway read it (UTC)
 and, where the line names one, its invocation id. The gateway ends a stream after an
@@ -21,9 +22,29 @@ from sless.cli.client import Client, Response, error_message
 _MAX_BYTES = 1024 * 1024
 
 
-def last_lines(client: Client, name: str, lines: int) -> str:
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def since_time(text: str) -> str:
+    """``10m`` (s, m, h, d ago) or an ISO 8601 time, as the ISO 8601 time the API takes."""
+    from datetime import UTC, datetime, timedelta
+
+    amount, unit = text[:-1], text[-1:]
+    if amount.isdigit() and unit in _UNITS:
+        start = datetime.now(UTC) - timedelta(seconds=int(amount) * _UNITS[unit])
+        return start.isoformat()
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        raise click.ClickException(
+            f"--since takes 10m, 2h, 30s, 1d or an ISO 8601 time, not {text!r}"
+        ) from None
+
+
+def last_lines(client: Client, name: str, lines: int, *, since: str | None = None) -> str:
     path = client.ns_path(f"functions/{name}/logs")
-    text: str = client.call("GET", path, params={"tail": min(_MAX_BYTES, max(lines, 1) * 400)})
+    size = min(_MAX_BYTES, max(lines, 1) * 400)
+    text: str = client.call("GET", path, params={"tail": size, "since": since})
     kept = text.splitlines(keepends=True)[-lines:] if lines > 0 else []
     return "".join(kept)
 
@@ -41,12 +62,13 @@ def render(data: dict[str, Any]) -> str:
     return f"{shown} {line}"
 
 
-def follow_logs(client: Client, name: str, lines: int) -> None:
+def follow_logs(client: Client, name: str, lines: int, *, since: str | None = None) -> None:
     path = client.ns_path(f"functions/{name}/logs/stream")
     tail = lines
     try:
         while True:
-            connection, answer = client.open("GET", path, params={"tail": tail}, timeout=None)
+            params = {"tail": tail, "since": since}
+            connection, answer = client.open("GET", path, params=params, timeout=None)
             try:
                 if answer.status >= 400:
                     response = Response(answer.status, answer.headers, answer.read())
@@ -56,6 +78,6 @@ def follow_logs(client: Client, name: str, lines: int) -> None:
                         click.echo(render(json.loads(raw[len(b"data: ") :])))
             finally:
                 connection.close()
-            tail = 0  # the next stream goes on from here
+            tail, since = 0, None  # the next stream goes on from here
     except KeyboardInterrupt:
         return

@@ -183,3 +183,46 @@ def test_sless_logs_follow_prints_each_line_with_its_time(
     finally:
         follower.terminate()
         follower.communicate(timeout=30)
+
+
+def test_sless_logs_since_prints_only_what_was_written_after(
+    gateway: RunningGateway, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    token = gateway.admin.post("/v1/admin/tenants", json={"name": "acme"}).json()["token"]
+    acme = gateway.client(token)
+    deploy(acme, "sless-acme", "chatty", CHATTY)
+    env = {
+        **os.environ,
+        "SLESS_URL": gateway.url,
+        "SLESS_TOKEN": token,
+        "XDG_CONFIG_HOME": str(tmp_path),
+    }
+    httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=earlier")
+    # the earlier line has reached the file (read back), then time moves on
+    for _ in range(100):
+        if "saw earlier" in acme.get("/v1/namespaces/sless-acme/functions/chatty/logs").text:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    cut = datetime.now(UTC).isoformat()
+    time.sleep(0.1)
+    httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=later")
+
+    def logs(*args: str) -> str:
+        done = subprocess.run(
+            [SLESS, "logs", "chatty", *args], env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    since_cut = logs("--since", cut)
+    assert "saw later" in since_cut
+    assert "saw earlier" not in since_cut
+    assert "saw earlier" in logs("--since", "10m")
+    assert "saw earlier" in logs()
+    bad = subprocess.run(
+        [SLESS, "logs", "chatty", "--since", "yesterday"], env=env, capture_output=True, text=True
+    )
+    assert bad.returncode != 0
+    assert "--since takes 10m" in bad.stderr

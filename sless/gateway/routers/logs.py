@@ -64,14 +64,31 @@ class TooManyStreams(SlessError):
     code = "too_many_streams"
 
 
+Since = Annotated[
+    datetime | None,
+    Query(
+        description="only what was written at or after this time (embedded mode: as far as"
+        " the gateway remembers its writes, since it started; else the whole tail)"
+    ),
+]
+
+
 @router.get("/namespaces/{ns}/functions/{name}/logs", response_class=PlainTextResponse)
 async def get_logs(
     ns: NamespaceDep,
     name: NameDep,
     platform: PlatformDep,
     tail: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
+    since: Since = None,
 ) -> str:
-    return await platform.backend.logs(ns, name, tail_bytes=tail)
+    return await platform.backend.logs(ns, name, tail_bytes=tail, since=_epoch(since))
+
+
+def _epoch(since: datetime | None) -> float | None:
+    """A time without a zone is UTC's."""
+    if since is None:
+        return None
+    return (since if since.tzinfo else since.replace(tzinfo=UTC)).timestamp()
 
 
 @router.get(
@@ -91,20 +108,22 @@ async def stream_logs(
     name: NameDep,
     platform: PlatformDep,
     tail: Annotated[int, Query(ge=0, le=10_000, description="lines sent first")] = 100,
+    since: Since = None,
 ) -> StreamingResponse:
-    """Follow the function's log: its last ``tail`` lines, then each new line."""
+    """Follow the function's log: its last ``tail`` lines (written at or after ``since``),
+    then each new line."""
     await platform.backend.get_function(ns, name)  # NotFound before the stream starts
     if _open[ns] >= MAX_STREAMS:
         raise TooManyStreams(f"at most {MAX_STREAMS} log streams per namespace at once")
     return StreamingResponse(
-        _events(request, platform, ns, name, tail),
+        _events(request, platform, ns, name, tail, _epoch(since)),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
 
 
 async def _events(
-    request: Request, platform: Platform, ns: str, name: str, tail: int
+    request: Request, platform: Platform, ns: str, name: str, tail: int, since: float | None
 ) -> AsyncIterator[bytes]:
     # counted here, where the ``finally`` that gives it back is sure to run (a response
     # cancelled before its body started never enters this generator)
@@ -113,9 +132,12 @@ async def _events(
         if _open[ns] > MAX_STREAMS:  # others opened meanwhile
             yield event(f"[at most {MAX_STREAMS} log streams per namespace at once]", None)
             return
-        seen = await platform.backend.logs(ns, name, tail_bytes=WINDOW)
-        seen = _whole_lines(seen)
-        backlog = seen.splitlines()[-tail:] if tail > 0 else []
+        seen = _whole_lines(await platform.backend.logs(ns, name, tail_bytes=WINDOW))
+        recent = seen
+        if since is not None:
+            recent = await platform.backend.logs(ns, name, tail_bytes=WINDOW, since=since)
+            recent = _whole_lines(recent)
+        backlog = recent.splitlines()[-tail:] if tail > 0 else []
         for line in backlog:
             yield event(line, None)
         ends = time.monotonic() + STREAM_S
