@@ -216,3 +216,53 @@ def test_dev_runs_with_the_specs_memory_limit(tmp_path: Path, dev: Callable[[Pat
     # the runtime server's traceback, in the function's output as when deployed
     running.until(lambda: "MemoryError" in running.output, "printed the MemoryError")
     running.until(running.answers('"ok"'), "served again after the failed call")
+
+
+NETWORK_PROBE = """\
+import os
+import socket
+import urllib.request
+
+
+def handle(event, context):
+    port = int(event["query"]["port"])
+    out = {"proxy": os.environ.get("HTTP_PROXY")}
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        out["direct"] = "connected"
+    except OSError:
+        out["direct"] = "refused"
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/?name=x", timeout=10)
+        out["via_proxy"] = "reached"
+    except Exception:
+        out["via_proxy"] = "refused"
+    return out
+"""
+
+
+def test_dev_gives_the_function_only_its_egress(tmp_path: Path, dev: Callable[[Path], Dev]) -> None:
+    """The function runs in its own network namespace (the host's loopback, where sless dev
+    itself listens, is out of reach) and reaches out only through the platform's egress
+    proxy, which refuses what the allowlist does not name (and loopback always)."""
+    subprocess.run([SLESS, "new", "probe"], cwd=tmp_path, check=True, capture_output=True)
+    folder = tmp_path / "probe"
+    (folder / "handler.py").write_text(NETWORK_PROBE)
+    project = folder / "sless.yaml"
+    project.write_text(project.read_text().replace("egress: []", "egress: [allowed.example:443]"))
+    running = dev(folder)
+    port = running.url.rsplit(":", 1)[1]
+    running.until(lambda: running.get(f"?port={port}") is not None, "served")
+    running.until(
+        lambda: (r := running.get(f"?port={port}")) is not None and r.status_code == 200,
+        "answered the probe",
+    )
+    assert "egress: allowed.example:443" in running.output
+    answer = running.get(f"?port={port}")
+    assert answer is not None
+    result = answer.json()
+    assert result["direct"] == "refused"
+    assert result["proxy"]
+    assert result["via_proxy"] == "refused"
+    # no call of the probe reached sless dev's own port from inside the sandbox
+    assert "/?name=x" not in running.output
