@@ -213,7 +213,10 @@ def invoke(
 def logs(
     name: str, lines: int, follow: bool, since: str | None, url: str | None, token: str | None
 ) -> None:
-    """Print the recent output (stdout and stderr) of function NAME."""
+    """Print the recent output (stdout and stderr) of function NAME.
+
+    With -f, the API's log stream: each new line after the time the gateway read it
+    (UTC) and the invocation id it names, if any."""
     from sless.cli.following import follow_logs, last_lines, since_time
 
     client = make_client(url, token)
@@ -294,9 +297,11 @@ def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
 @click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
 @click.option("--env", "-e", multiple=True, help="KEY=VALUE environment variable (repeatable)")
 def dev(directory: Path, port: int, host: str, env: tuple[str, ...], **flags: str | None) -> None:
-    """Run the function of DIRECTORY (default: this folder) on this machine, in the
-    platform's sandbox and runtime server, with its spec's limits and egress; every save
-    reloads it (after the upload validation), and each call and its output print here.
+    """Serve a function locally in the platform's sandbox; every save reloads it.
+
+    The function of DIRECTORY (default: this folder) runs in the platform's sandbox and
+    runtime server, with its spec's limits and egress; every save reloads it (after the
+    upload validation), and each call and its output print here.
 
     Calls: http://HOST:PORT/PATH, as /fn/NAMESPACE/NAME/PATH once deployed. A secret
     of the spec ({name, env}) takes $ENV from this shell. Ctrl-C stops."""
