@@ -12,7 +12,7 @@ lines read ``[sless] call <invocation id>: ...``; a line the code printed names 
 Both modes answer ``backend.logs`` with the tail of the log, so the stream is made here
 from successive tails: what a read has past the end of the text the previous read
 returned (found by its last bytes; when the log grew by more than one read between two
-reads, a marker line says output was skipped). Each open stream costs a read every half
+reads, a marker line says output was skipped), for each pod's part in Kubernetes mode. Each open stream costs a read every half
 second, so a namespace holds at most ``MAX_STREAMS`` at once (429 past them), and a stream
 ends after ``STREAM_S`` (a client reconnects). The count is per gateway process. A stream
 open when the gateway stops is cut after ``SLESS_GATEWAY_SHUTDOWN_GRACE_S``, as any
@@ -56,6 +56,8 @@ SKIPPED = "[more output than one read: lines were skipped]"
 _INVOCATION = re.compile(
     r"^(?:\[sless\] call |\[)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})[\]:]"
 )
+#: the header of one pod's part of a log in Kubernetes mode (``pod_logs``)
+_SECTION = re.compile(r"^==> (\S+) <==$", re.MULTILINE)
 _open: Counter[str] = Counter()
 
 
@@ -145,11 +147,14 @@ async def _events(
         while time.monotonic() < ends and not await request.is_disconnected():
             await asyncio.sleep(POLL_S)
             now = await platform.backend.logs(ns, name, tail_bytes=WINDOW)
-            new = after(seen, now)
-            # a line still being written is sent once it is whole
-            partial = len(new) - len(_whole_lines(new))
-            seen = now[: len(now) - partial]
-            new = new[: len(new) - partial]
+            if _SECTION.search(now):  # one part per pod, newest first
+                new, seen = grown(seen, now), now
+            else:
+                new = after(seen, now)
+                # a line still being written is sent once it is whole
+                partial = len(new) - len(_whole_lines(new))
+                seen = now[: len(now) - partial]
+                new = new[: len(new) - partial]
             stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
             for line in new.splitlines():
                 yield event(line, stamp)
@@ -174,6 +179,24 @@ def event(line: str, stamp: str | None) -> bytes:
     found = _INVOCATION.match(line)
     data = {"time": stamp, "invocation_id": found[1] if found else None, "line": line}
     return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+def grown(before: str, now: str) -> str:
+    """``after`` for each part of a log made of parts (Kubernetes mode: one per pod,
+    ``==> POD <==``, newest pod first, so new lines land in the middle of the text)."""
+    old = _sections(before)
+    return "".join(after(old.get(header, ""), body) for header, body in _sections(now).items())
+
+
+def _sections(text: str) -> dict[str, str]:
+    parts = _SECTION.split(text)  # [before the first header, header, body, header, body...]
+    found = {"": parts[0]}
+    for at in range(1, len(parts) - 1, 2):
+        body = parts[at + 1].removeprefix("\n")
+        if at + 2 < len(parts):
+            body = body.removesuffix("\n")  # the newline that joins two parts
+        found[parts[at]] = body
+    return found
 
 
 def after(before: str, now: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from sless.gateway.routers.logs import SKIPPED, after, event
+from sless.gateway.routers.logs import SKIPPED, after, event, grown
 
 
 def test_a_growing_log_sends_only_what_was_added() -> None:
@@ -55,3 +55,13 @@ def test_a_line_cannot_break_out_of_its_event() -> None:
     assert frame.count(b"\n\n") == 1
     assert b"\r" not in frame
     assert _data(frame)["line"] == 'x\r\ndata: {"line": "forged"}\r\n\r\n'
+
+
+def test_each_pods_part_grows_on_its_own() -> None:
+    """Kubernetes mode answers one part per pod, newest first: a new line of the newest
+    pod lands in the middle of the text and is still sent; a new pod's lines too."""
+    before = "==> fn-b <==\nb1\n\n==> fn-a <==\na1\na2\n"
+    now = "==> fn-b <==\nb1\nb2\n\n==> fn-a <==\na1\na2\n"
+    assert grown(before, now) == "b2\n"
+    with_new_pod = "==> fn-c <==\nc1\n\n" + now
+    assert grown(now, with_new_pod) == "c1\n"
