@@ -12,11 +12,13 @@ lines read ``[sless] call <invocation id>: ...``; a line the code printed names 
 Both modes answer ``backend.logs`` with the tail of the log, so the stream is made here
 from successive tails: what a read has past the end of the text the previous read
 returned (found by its last bytes; when the log grew by more than one read between two
-reads, a marker line says output was skipped), for each pod's part in Kubernetes mode. Each open stream costs a read every half
-second, so a namespace holds at most ``MAX_STREAMS`` at once (429 past them), and a stream
-ends after ``STREAM_S`` (a client reconnects). The count is per gateway process. A stream
-open when the gateway stops is cut after ``SLESS_GATEWAY_SHUTDOWN_GRACE_S``, as any
-request still running is.
+reads, a marker line says output was skipped), for each pod's part in Kubernetes mode.
+Each open stream costs a read every half second, so a namespace holds at most
+``MAX_STREAMS`` at once (429 past them), and a stream ends after ``STREAM_S`` (a client
+reconnects). The count is per gateway process. A stream open when the gateway stops is
+cut after ``SLESS_GATEWAY_SHUTDOWN_GRACE_S``, as any request still running is. ``since``
+(``sless logs --since 10m``) is passed to the backend, which knows when lines were
+written as far as its mode can tell.
 """
 
 from __future__ import annotations
