@@ -266,3 +266,21 @@ def test_dev_gives_the_function_only_its_egress(tmp_path: Path, dev: Callable[[P
     assert result["via_proxy"] == "refused"
     # no call of the probe reached sless dev's own port from inside the sandbox
     assert "/?name=x" not in running.output
+
+
+def test_dev_installs_requirements_with_the_platforms_builder(
+    tmp_path: Path, dev: Callable[[Path], Dev], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/python-deps (yarl from requirements.txt) under sless dev: the builder
+    installs it, from the wheels scripts/test fetched (no test reaches an index)."""
+    wheels = os.environ.get("SLESS_TEST_WHEELHOUSE", "")
+    if not wheels or not (Path(wheels) / ".complete").exists():
+        pytest.fail("run this test through scripts/test: it needs SLESS_TEST_WHEELHOUSE")
+    monkeypatch.setenv("UV_FIND_LINKS", wheels)
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    folder = tmp_path / "parse-url"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "python-deps", folder)
+    running = dev(folder)
+    running.until(
+        running.answers('"host":"h.example"', "?url=http://h.example:81/p"), "served with yarl"
+    )
