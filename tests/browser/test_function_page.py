@@ -8,12 +8,14 @@ platform, as test_console.py.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 
+from sless.gateway.routers import logs as log_routes
 from tests.browser.conftest import Watched
 from tests.browser.test_console import SLOW, assert_clean, sign_in
 from tests.conftest import RunningGateway
@@ -119,6 +121,12 @@ def test_function_page_streams_logs_pages_calls_and_splits_traffic(
     assert function["spec"]["traffic"] == []
 
     # leaving the page closes its log stream (the gateway gives its place back)
+    assert log_routes._open["sless-acme"] >= 1
     page.get_by_role("link", name="Functions").click()
     expect(page.get_by_role("heading", level=1, name="Functions")).to_be_visible()
+    for _ in range(200):
+        if log_routes._open["sless-acme"] == 0:
+            break
+        time.sleep(0.1)
+    assert log_routes._open["sless-acme"] == 0
     assert_clean(watched)
