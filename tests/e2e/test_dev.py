@@ -96,9 +96,13 @@ def dev(tmp_path: Path) -> Iterator[Callable[[Path], Dev]]:
 
     yield start
     for running in started:
-        if running.process.poll() is None:
-            running.process.kill()
-            running.process.wait()
+        if running.process.poll() is None:  # Ctrl-C: its worker and files go too
+            running.process.send_signal(signal.SIGINT)
+            try:
+                running.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                running.process.kill()
+                running.process.wait()
         running._reader.join(timeout=10)
         assert running.process.stdout is not None
         running.process.stdout.close()
