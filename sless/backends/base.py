@@ -82,7 +82,12 @@ class FunctionStore(Protocol):
         """Release code held in Validating (approve → it builds) or reject it."""
         ...
 
-    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str: ...
+    async def logs(
+        self, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+    ) -> str:
+        """The last ``tail_bytes`` of the function's output; with ``since`` (epoch
+        seconds), what was written at or after it, as far as the mode can tell."""
+        ...
 
     def log_bytes(self, namespace: str) -> int | None:
         """Bytes of the namespace's function logs the platform keeps (its ``log_bytes``

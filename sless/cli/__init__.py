@@ -131,9 +131,31 @@ def list_functions(url: str | None, token: str | None) -> None:
         return
     click.echo(f"{'NAME':<30} {'RUNTIME':<11} {'PHASE':<11} URL")
     for f in functions:
-        click.echo(
-            f"{f['name']:<30} {f['spec']['runtime']:<11} {f['status']['phase']:<11} {f['url']}"
-        )
+        phase, reason = shown_phase(f)
+        where = f"({reason})" if reason else f["url"]
+        click.echo(f"{f['name']:<30} {f['spec']['runtime']:<11} {phase:<11} {where}")
+
+
+def shown_phase(function: dict[str, Any]) -> tuple[str, str]:
+    """The phase to show, and why when the code does not run. A function whose only
+    upload was refused by validation has no code and stays ``Pending`` in the API; it is
+    shown ``Rejected`` with the first finding, since nothing will make it run."""
+    status = function["status"]
+    phase = status["phase"]
+    validation = status.get("validation") or {}
+    if (
+        phase == "Pending"
+        and not function["spec"].get("code")
+        and validation.get("verdict") == ("reject")
+    ):
+        findings = validation.get("findings") or [{}]
+        first = findings[0]
+        reason = first.get("message") or first.get("rule") or "refused by validation"
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return "Rejected", f"upload rejected: {reason}{more}"
+    if phase in ("Rejected", "Failed") and status.get("message"):
+        return phase, str(status["message"])
+    return phase, ""
 
 
 @main.command()
@@ -182,17 +204,27 @@ def invoke(
 @click.argument("name")
 @click.option("--tail", "-n", "lines", default=100, show_default=True, help="lines from the end")
 @click.option("--follow", "-f", is_flag=True, help="keep printing new output (Ctrl-C stops)")
+@click.option(
+    "--since",
+    help="only output written in the last 10m, 2h, 30s, 1d, or since an ISO 8601 time",
+)
 @url_option
 @token_option
-def logs(name: str, lines: int, follow: bool, url: str | None, token: str | None) -> None:
-    """Print the recent output (stdout and stderr) of function NAME."""
-    from sless.cli.following import follow_logs, last_lines
+def logs(
+    name: str, lines: int, follow: bool, since: str | None, url: str | None, token: str | None
+) -> None:
+    """Print the recent output (stdout and stderr) of function NAME.
+
+    With -f, the API's log stream: each new line after the time the gateway read it
+    (UTC) and the invocation id it names, if any."""
+    from sless.cli.following import follow_logs, last_lines, since_time
 
     client = make_client(url, token)
+    start = since_time(since) if since else None
     if follow:
-        follow_logs(client, name, lines)
+        follow_logs(client, name, lines, since=start)
     else:
-        click.echo(last_lines(client, name, lines), nl=False)
+        click.echo(last_lines(client, name, lines, since=start), nl=False)
 
 
 @main.command()
@@ -251,6 +283,32 @@ def new(name: str, runtime: str, template: str, directory: Path | None) -> None:
     for path in write(target, name, runtime, template):
         click.echo(f"  {path}")
     click.echo(f"Created {name} ({runtime}, {template}). Next: cd {target} && sless deploy")
+
+
+@main.command()
+@click.argument(
+    "directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--port", "-p", default=8081, show_default=True, help="local port to serve on")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to serve on")
+@click.option("--name", "-n", help="default: sless.yaml's name, or the folder's")
+@click.option("--runtime", "-r", type=click.Choice(["python3.11", "nodejs20"]))
+@click.option("--memory", "memory_mb", type=int, help="memory limit in MiB")
+@click.option("--timeout", "timeout_s", type=float, help="timeout in seconds")
+@click.option("--env", "-e", multiple=True, help="KEY=VALUE environment variable (repeatable)")
+def dev(directory: Path, port: int, host: str, env: tuple[str, ...], **flags: str | None) -> None:
+    """Serve a function locally in the platform's sandbox; every save reloads it.
+
+    The function of DIRECTORY (default: this folder) runs in the platform's sandbox and
+    runtime server, with its spec's limits and egress; every save reloads it (after the
+    upload validation), and each call and its output print here.
+
+    Calls: http://HOST:PORT/PATH, as /fn/NAMESPACE/NAME/PATH once deployed. A secret
+    of the spec ({name, env}) takes $ENV from this shell. Ctrl-C stops."""
+    from sless.cli.deploying import env_pairs
+    from sless.cli.developing import run_dev
+
+    run_dev(load_settings(), directory, host=host, port=port, flags={**flags, **env_pairs(env, ())})
 
 
 # -- validation -----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from sless.cli.client import Client, Response, error_message, make_client
 from sless.cli.options import token_option, url_option
 
 #: never packed into an upload
-_SKIP_DIRS = {
+SKIP_DIRS = {
     ".git",
     "__pycache__",
     "node_modules",
@@ -46,7 +46,7 @@ def pack_directory(directory: Path) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for root, dirs, files in os.walk(directory):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
             for filename in sorted(files):
                 path = Path(root) / filename
                 if path.is_symlink() or not path.is_file():
@@ -58,7 +58,7 @@ def pack_directory(directory: Path) -> bytes:
     return buffer.getvalue()
 
 
-def _detect_runtime(directory: Path) -> str:
+def detect_runtime(directory: Path) -> str:
     if (directory / "handler.py").exists():
         return "python3.11"
     if (directory / "handler.js").exists():
@@ -151,9 +151,9 @@ def deploy(
 
     project = projects.load(directory)
     name = name or (project.name if project else None) or directory.resolve().name
-    spec = projects.merge(project, {**flags, **_pairs(env, secrets)})
+    spec = projects.merge(project, {**flags, **env_pairs(env, secrets)})
     if "runtime" not in spec:
-        spec["runtime"] = _detect_runtime(directory)
+        spec["runtime"] = detect_runtime(directory)
     client = make_client(url, token)
     path = client.ns_path(f"functions/{name}")
     created = client.request("PUT", path, json=spec)
@@ -191,7 +191,7 @@ def deploy(
             click.echo(f"trigger {trigger_name}: {trigger['type']}", err=True)
 
 
-def _pairs(env: tuple[str, ...], secrets: tuple[str, ...]) -> dict[str, Any]:
+def env_pairs(env: tuple[str, ...], secrets: tuple[str, ...]) -> dict[str, Any]:
     """``--env`` and ``--secret`` as spec fields (absent when not given)."""
     out: dict[str, Any] = {}
     if env:

@@ -1,64 +1,83 @@
 """``sless logs``: the last lines of a function's output, and ``-f`` to keep following it.
 
 The API answers the last bytes of the log (``?tail=``, at most 1 MiB); ``--tail N``
-counts lines, so this asks for enough bytes and keeps the last N lines. ``-f`` asks again
-every half second and prints what follows the text it printed last (found by its last
-bytes); when that text has left the window (a burst of output, or the log was trimmed),
-it prints the whole window after a marker, so nothing is skipped silently.
+counts lines, so this asks for enough bytes and keeps the last N lines; ``--since 10m``
+asks for what was written in the last ten minutes (``?since=``). ``-f`` reads the
+API's stream instead (``GET .../logs/stream``, server-sent events, one line each): the
+last N lines as they are, then every new line after the time the gateway read it (UTC)
+and, where the line names one, its invocation id. The gateway ends a stream after an
+hour; this opens the next one.
 """
 
 from __future__ import annotations
 
-import time
+import json
+from typing import Any
 
 import click
 
-from sless.cli.client import Client
+from sless.cli.client import Client, Response, error_message
 
 #: the most the API answers at once
 _MAX_BYTES = 1024 * 1024
-#: the bytes that find where the previous read ended
-_ANCHOR = 2048
-_POLL_S = 0.5
 
 
-def _tail(client: Client, name: str, size: int) -> str:
-    text: str = client.call("GET", client.ns_path(f"functions/{name}/logs"), params={"tail": size})
-    return text
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def last_lines(client: Client, name: str, lines: int) -> str:
-    text = _tail(client, name, min(_MAX_BYTES, max(lines, 1) * 400))
+def since_time(text: str) -> str:
+    """``10m`` (s, m, h, d ago) or an ISO 8601 time, as the ISO 8601 time the API takes."""
+    from datetime import UTC, datetime, timedelta
+
+    amount, unit = text[:-1], text[-1:]
+    if amount.isdigit() and unit in _UNITS:
+        start = datetime.now(UTC) - timedelta(seconds=int(amount) * _UNITS[unit])
+        return start.isoformat()
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        raise click.ClickException(
+            f"--since takes 10m, 2h, 30s, 1d or an ISO 8601 time, not {text!r}"
+        ) from None
+
+
+def last_lines(client: Client, name: str, lines: int, *, since: str | None = None) -> str:
+    path = client.ns_path(f"functions/{name}/logs")
+    size = min(_MAX_BYTES, max(lines, 1) * 400)
+    text: str = client.call("GET", path, params={"tail": size, "since": since})
     kept = text.splitlines(keepends=True)[-lines:] if lines > 0 else []
     return "".join(kept)
 
 
-def follow_logs(client: Client, name: str, lines: int) -> None:
-    seen = _tail(client, name, _MAX_BYTES)  # one read: what is shown is what follows
-    kept = seen.splitlines(keepends=True)[-lines:] if lines > 0 else []
-    click.echo("".join(kept), nl=False)
+def render(data: dict[str, Any]) -> str:
+    """One line of the stream as printed: ``03:50:01.123Z [invocation id] line``."""
+    line = str(data.get("line", ""))
+    stamp = data.get("time")
+    if not stamp:  # the backlog: the log keeps no times
+        return line
+    call = data.get("invocation_id")
+    shown = str(stamp)[11:] if len(str(stamp)) > 11 else str(stamp)
+    if call and f"[{call}]" not in line and f"call {call}" not in line:
+        return f"{shown} [{call}] {line}"
+    return f"{shown} {line}"
+
+
+def follow_logs(client: Client, name: str, lines: int, *, since: str | None = None) -> None:
+    path = client.ns_path(f"functions/{name}/logs/stream")
+    tail = lines
     try:
         while True:
-            time.sleep(_POLL_S)
-            now = _tail(client, name, _MAX_BYTES)
-            new = _after(seen, now)
-            if new:
-                click.echo(new, nl=False)
-            seen = now
+            params = {"tail": tail, "since": since}
+            connection, answer = client.open("GET", path, params=params, timeout=None)
+            try:
+                if answer.status >= 400:
+                    response = Response(answer.status, answer.headers, answer.read())
+                    raise click.ClickException(error_message(response))
+                for raw in answer:
+                    if raw.startswith(b"data: "):
+                        click.echo(render(json.loads(raw[len(b"data: ") :])))
+            finally:
+                connection.close()
+            tail, since = 0, None  # the next stream goes on from here
     except KeyboardInterrupt:
         return
-
-
-def _after(before: str, now: str) -> str:
-    """What ``now`` has past the end of ``before`` (both are tails of one growing log)."""
-    if now.startswith(before):  # the log is under the window: exact
-        return now[len(before) :]
-    # both are 1 MiB windows of a longer log: align on the last bytes printed (a log of
-    # one line repeated may align short: the API gives no offsets)
-    anchor = before[-_ANCHOR:]
-    if not anchor:
-        return now
-    at = now.rfind(anchor)
-    if at >= 0:
-        return now[at + len(anchor) :]
-    return "--- (more output than one read: the last 1 MiB follows) ---\n" + now

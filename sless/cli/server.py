@@ -163,7 +163,7 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
         limit_concurrency=settings.gateway.max_connections,
         backlog=LISTEN_BACKLOG,
     )
-    server = _graceful_server_class()(config)
+    server = graceful_server_class()(config)
     server.run()
     return bool(server.started)
 
@@ -290,7 +290,7 @@ class _NotExperimentalNotice(logging.Filter):
         return record.getMessage() != "Embedded server is experimental!"
 
 
-def _graceful_server_class() -> type:
+def graceful_server_class() -> type:
     import uvicorn
 
     class GracefulServer(uvicorn.Server):

@@ -30,6 +30,7 @@ from sless.gateway.routers import (
     insights,
     jobs,
     limits,
+    logs,
     management,
     metrics,
     secrets,
@@ -173,6 +174,7 @@ def create_app(
     api.add_middleware(AuditMiddleware, platform=lambda: api.state.platform)
     api.add_middleware(RateLimitHeaders)
     api.include_router(management.router)
+    api.include_router(logs.router)
     api.include_router(upload.router)
     api.include_router(versions.router)
     api.include_router(admin.router)

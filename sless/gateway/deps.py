@@ -129,9 +129,6 @@ def get_public_url(request: Request) -> str:
     return _platform(request).public_url
 
 
-#: the logs routes only, until they take ``BackendDep`` too (log streaming is being
-#: rewritten beside this change); every other route names the services it touches
-PlatformDep = Annotated[Platform, Depends(_platform)]
 FunctionsDep = Annotated[FunctionServices, Depends(get_functions)]
 TenancyDep = Annotated[Tenancy, Depends(get_tenancy)]
 QuotasDep = Annotated[Quotas, Depends(get_quotas)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -191,10 +192,12 @@ def test_logs_follow_shows_a_new_call_and_tail_counts_lines(user: User, tmp_path
         # the last line first: the follower has read the log, what comes next is new
         assert follower.stdout.readline().startswith("tick early2 (")
         user.sless("invoke", "followed", "--data", '{"job": "late"}', cwd=tmp_path)
-        line = follower.stdout.readline()  # the test's timeout bounds the wait
+        # a new line comes after the time the gateway read it: 04:06:26.920Z tick late (...)
+        stamp, _, line = follower.stdout.readline().partition(" ")  # the test's timeout
         while line.startswith("tick tick ("):  # the template's cron trigger, now and then
-            line = follower.stdout.readline()
+            stamp, _, line = follower.stdout.readline().partition(" ")
         assert line.startswith("tick late ("), line
+        assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
     finally:
         follower.terminate()
         follower.wait(timeout=30)

@@ -160,19 +160,24 @@ def _sample(command: str) -> list[str]:
     return sample
 
 
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
 def _matches_readme(command: str, output: str) -> None:
     """Each sample line of the README matches a line of ``output``, in order; numbers,
-    12-hex digests and the port may differ."""
+    12-hex digests, invocation ids and the port may differ."""
     got = output.splitlines()
     at = 0
     for line in _sample(command):
         pattern = "".join(
-            "[0-9a-f]{12}"
+            _UUID
+            if re.fullmatch(_UUID, part)
+            else "[0-9a-f]{12}"
             if re.fullmatch(r"[0-9a-f]{12}", part)
             else r"\d+"
             if part.isdigit()
             else re.escape(part)
-            for part in re.split(r"([0-9a-f]{12}|\d+)", line)
+            for part in re.split(rf"({_UUID}|[0-9a-f]{{12}}|\d+)", line)
         )
         while at < len(got) and not re.fullmatch(pattern, got[at]):
             at += 1
@@ -302,6 +307,51 @@ def test_readme_quickstart(platform: Platform) -> None:
     assert httpx.get(f"{platform.url}/fn/sless-acme/hello").status_code == 200
 
 
+def _dev(platform: Platform, folder: Path) -> None:
+    """``sless dev`` as the README shows it: a call, a save, the reload."""
+    port = free_port()
+    dev = subprocess.Popen(
+        [*SLESS, "dev", "--port", str(port)],
+        cwd=folder,
+        env=platform.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+
+        def answer() -> str:
+            for _ in range(400):
+                try:
+                    got = httpx.get(f"http://127.0.0.1:{port}/?name=Ada", timeout=30)
+                except httpx.HTTPError:
+                    got = None
+                if got is not None and got.status_code == 200:
+                    return str(got.json()["message"])
+                time.sleep(0.25)
+            raise AssertionError("sless dev never answered")
+
+        assert answer() == "Hello, Ada!"
+        handler = folder / "handler.py"
+        handler.write_text(handler.read_text().replace("Hello", "Howdy"))
+        for _ in range(400):
+            if answer() == "Howdy, Ada!":
+                break
+            time.sleep(0.25)
+        handler.write_text(handler.read_text().replace("Howdy", "Hello"))
+        assert answer() in ("Howdy, Ada!", "Hello, Ada!")
+    finally:
+        dev.send_signal(signal.SIGINT)
+        output, _ = dev.communicate(timeout=60)
+    assert dev.returncode == 0, output
+    assert "sless dev stopped" in output
+    # the README shows the default isolation; sless dev runs under the platform's setting
+    gvisor = platform.env.get("SLESS_EMBEDDED_ISOLATION") == "gvisor"
+    isolation = "gVisor" if gvisor else "bubblewrap"
+    assert f", {isolation}, 128 MiB" in output
+    _matches_readme("uv run sless dev", output.replace(f", {isolation},", ", bubblewrap,"))
+
+
 def _developer_loop(platform: Platform) -> None:
     """The README's "developer's loop", in a scratch folder, its outputs as shown."""
     scratch = Path(tempfile.mkdtemp(prefix="sless-loop-"))
@@ -321,11 +371,14 @@ def _developer_loop(platform: Platform) -> None:
             [sys.executable, "test_handler.py"], cwd=folder, capture_output=True, text=True
         )
         assert tested.stdout == "ok\n", tested.stderr
+        _dev(platform, folder)
         assert "greeter is Ready" in sless("deploy", cwd=folder)
         shown = re.search(r"sless invoke greeter +# (.*)", README)
         assert shown is not None
         assert json.loads(sless("invoke", "greeter", cwd=folder)) == json.loads(shown.group(1))
-        assert "Phase:       Ready" in sless("describe", "greeter", cwd=folder)
+        described = sless("describe", "greeter", cwd=folder)
+        assert "Phase:       Ready" in described
+        _matches_readme("uv run sless describe greeter", described)
         assert "--tail 20 counts lines" in README
         sless("logs", "greeter", "--tail", "20", cwd=folder)
         sless("rm", "greeter", cwd=folder)

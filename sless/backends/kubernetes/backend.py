@@ -377,9 +377,11 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
 
     # -- logs, and what the cluster does instead ----------------------------------------
 
-    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
+    async def logs(
+        self, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+    ) -> str:
         await self._read(namespace, name)
-        return await pod_logs(self.api, namespace, name, tail_bytes=tail_bytes)
+        return await pod_logs(self.api, namespace, name, tail_bytes=tail_bytes, since=since)
 
     def log_bytes(self, namespace: str) -> int | None:
         """None: the kubelet keeps and rotates the pods' logs (its containerLogMaxSize)."""

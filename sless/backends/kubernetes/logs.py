@@ -9,6 +9,7 @@ ended (now, or before their last restart): an ``OOMKilled`` container reads
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from datetime import datetime
@@ -26,8 +27,11 @@ _MEMORY = re.compile(r"^(\d+)(Mi|Gi)$")
 _LOG_PODS = 5
 
 
-async def pod_logs(api: KubeApi, namespace: str, name: str, *, tail_bytes: int) -> str:
-    """The tail of the function's pods' output, newest pods first.
+async def pod_logs(
+    api: KubeApi, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+) -> str:
+    """The tail of the function's pods' output, newest pods first; with ``since`` (epoch
+    seconds), what each pod wrote at or after it (the kubelet's ``sinceSeconds``).
 
     Needs ``list pods`` and ``get pods/log`` in tenant namespaces; without them (or
     with no pod running) the answer says so instead of failing.
@@ -50,11 +54,12 @@ async def pod_logs(api: KubeApi, namespace: str, name: str, *, tail_bytes: int) 
     parts = []
     for pod in items:
         pod_name = str((pod.get("metadata") or {}).get("name", ""))
+        params = {"tailLines": str(min(10000, max(100, per_pod // 40)))}
+        if since is not None:
+            params["sinceSeconds"] = str(max(1, math.ceil(time.time() - since)))
         try:
             text = await api.request_text(
-                "GET",
-                f"/api/v1/namespaces/{namespace}/pods/{pod_name}/log",
-                params={"tailLines": str(min(10000, max(100, per_pod // 40)))},
+                "GET", f"/api/v1/namespaces/{namespace}/pods/{pod_name}/log", params=params
             )
         except (Invalid, NotFound, Forbidden) as e:
             # not started yet (400 "ContainerCreating"), gone meanwhile, or not allowed

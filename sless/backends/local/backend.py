@@ -384,9 +384,11 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                 payload = json.dumps({"namespace": ns, "name": function})
                 await self.db.execute("SELECT pg_notify($1, $2)", NOTIFY_CHANNEL, payload)
 
-    async def logs(self, namespace: str, name: str, *, tail_bytes: int) -> str:
+    async def logs(
+        self, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+    ) -> str:
         await self.functions.get(namespace, name)
-        return await self.logfiles.tail(namespace, name, tail_bytes)
+        return await self.logfiles.tail(namespace, name, tail_bytes, since)
 
     # -- desired state -----------------------------------------------------------------
 

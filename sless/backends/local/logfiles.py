@@ -15,6 +15,11 @@ cut, and writes a marker line in their place: a tenant that logs without end los
 own oldest output, never the platform's disk, and at no moment holds more than its limit.
 ``enforce`` (every ``ENFORCE_INTERVAL_S``) applies a limit the provider lowered to the
 files already there.
+
+The files keep no times; ``marks`` remembers, in memory, when each of a file's last
+``MAX_MARKS`` writes ended (its size then), so that ``tail(since=)`` reads from the first
+write at or after a time (``sless logs --since 10m``). A trim moves the bytes and drops
+the file's marks, as does a restart: the answer is then the whole window, never less.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +45,8 @@ _LIMITS_INTERVAL_S = 5.0
 MARKER = b"[earlier output dropped: log limit reached]\n"
 #: log files kept open for appending (the most recently written)
 MAX_OPEN = 64
+#: writes remembered per file for ``tail(since=)``
+MAX_MARKS = 4096
 
 
 @dataclass
@@ -72,6 +79,8 @@ class LogFiles:
         self._usage: dict[str, int] = {}
         #: the files written to lately, kept open with their sizes (``_held``)
         self._open: OrderedDict[Path, _Held] = OrderedDict()
+        #: file → (its size after a write, the write's time), oldest first
+        self._marks: dict[Path, deque[tuple[int, float]]] = {}
 
     def path(self, namespace: str, name: str) -> Path:
         return self.root / namespace / f"{name}.log"
@@ -87,6 +96,7 @@ class LogFiles:
             if held is not None:
                 os.close(held.fd)
             path.unlink(missing_ok=True)
+            self._marks.pop(path, None)
             self._usage.pop(namespace, None)
 
     def usage(self, namespace: str) -> int:
@@ -113,14 +123,20 @@ class LogFiles:
                 _keep_newest(path, self.max_bytes)
                 self._usage.pop(namespace, None)
                 held.size = None
+                self._marks.pop(path, None)
             usage = self._usage.get(namespace)
             if usage is None:
                 usage = self.usage(namespace)
             if usage + len(data) > limit:
                 usage = self._make_room(namespace, limit, len(data))
             written = os.write(held.fd, data)
-            held.size = size + written if held.size is not None else os.fstat(held.fd).st_size
+            end = size + written if held.size is not None else os.fstat(held.fd).st_size
+            held.size = end
             self._usage[namespace] = usage + written
+            marks = self._marks.get(path)
+            if marks is None:
+                marks = self._marks[path] = deque(maxlen=MAX_MARKS)
+            marks.append((end, time.time()))
 
     def _held(self, path: Path) -> _Held:
         """The file open for appending (the newest ``MAX_OPEN`` stay open: a write is then
@@ -168,6 +184,7 @@ class LogFiles:
                     held = self._open.get(path)
                     if held is not None:
                         held.size = None
+                    self._marks.pop(path, None)
             total = self.usage(namespace)
         self._usage[namespace] = total
         return total
@@ -193,14 +210,32 @@ class LogFiles:
             await asyncio.to_thread(self.enforce, self.limits)
             await asyncio.sleep(ENFORCE_INTERVAL_S)
 
-    async def tail(self, namespace: str, name: str, tail_bytes: int) -> str:
-        """The newest ``tail_bytes`` of the log, with what the workers wrote until now."""
+    async def tail(
+        self, namespace: str, name: str, tail_bytes: int, since: float | None = None
+    ) -> str:
+        """The newest ``tail_bytes`` of the log, with what the workers wrote until now;
+        with ``since`` (epoch seconds), only what was written at or after it, as far as
+        the marks tell (see the module docstring)."""
 
         def read() -> str:
             self.pump.flush(namespace, name)
-            return _read_tail(self.path(namespace, name), tail_bytes)
+            path = self.path(namespace, name)
+            start = 0 if since is None else self._offset_since(path, since)
+            return _read_tail(path, tail_bytes, start)
 
         return await asyncio.to_thread(read)
+
+    def _offset_since(self, path: Path, since: float) -> int:
+        """Where the first write at or after ``since`` starts: the end of the last write
+        before it (0 when the marks do not reach back that far)."""
+        with self._lock:
+            marks = list(self._marks.get(path, ()))
+        start = 0
+        for end, at in marks:
+            if at >= since:
+                return start
+            start = end
+        return start
 
 
 def _sizes(directory: Path) -> list[tuple[Path, int]]:
@@ -228,10 +263,10 @@ def _keep_newest(path: Path, share: int) -> None:
         f.write(MARKER + tail)
 
 
-def _read_tail(path: Path, tail_bytes: int) -> str:
+def _read_tail(path: Path, tail_bytes: int, start: int = 0) -> str:
     if not path.exists():
         return ""
     with open(path, "rb") as f:
         size = f.seek(0, os.SEEK_END)
-        f.seek(max(0, size - tail_bytes))
+        f.seek(max(0, start, size - tail_bytes))
         return f.read().decode("utf-8", "replace")

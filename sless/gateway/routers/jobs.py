@@ -24,7 +24,6 @@ from sless.gateway.deps import (
     NameDep,
     NamespaceDep,
     PagersDep,
-    PlatformDep,
     QuotasDep,
 )
 from sless.gateway.idempotency import HEADER as IDEMPOTENCY_KEY
@@ -103,12 +102,12 @@ async def get_job(
 async def get_job_logs(
     ns: NamespaceDep,
     name: NameDep,
-    platform: PlatformDep,
+    backend: BackendDep,
     tail: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
 ) -> str:
     """The recent output of the job's function (its runs and its other calls)."""
-    job = await platform.backend.get_job(ns, name)
-    return await platform.backend.logs(ns, job.spec.function, tail_bytes=tail)
+    job = await backend.get_job(ns, name)
+    return await backend.logs(ns, job.spec.function, tail_bytes=tail)
 
 
 @router.delete("/namespaces/{ns}/jobs/{name}")

@@ -1,4 +1,5 @@
-"""Tenant-facing management API: whoami, functions, validation reports, logs, invocations."""
+"""Tenant-facing management API: whoami, functions, validation reports, invocations (logs:
+``logs``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, Response
-from fastapi.responses import PlainTextResponse
 
 from sless.errors import BadRequest, Invalid
 from sless.functions import specifying
@@ -19,7 +19,6 @@ from sless.gateway.deps import (
     NameDep,
     NamespaceDep,
     PagersDep,
-    PlatformDep,
     PrincipalDep,
     PublicUrlDep,
     check_path_name,
@@ -123,16 +122,6 @@ async def get_validation(ns: NamespaceDep, name: NameDep, backend: BackendDep) -
     if function.status.validation is None:
         return {"verdict": None, "findings": [], "message": "no upload validated yet"}
     return function.status.validation
-
-
-@router.get("/namespaces/{ns}/functions/{name}/logs", response_class=PlainTextResponse)
-async def get_logs(
-    ns: NamespaceDep,
-    name: NameDep,
-    platform: PlatformDep,
-    tail: Annotated[int, Query(ge=1, le=1024 * 1024)] = 64 * 1024,
-) -> str:
-    return await platform.backend.logs(ns, name, tail_bytes=tail)
 
 
 StatusClass = Literal["2xx", "3xx", "4xx", "5xx"]

@@ -47,8 +47,8 @@ function failure(status, data) {
   return new ApiError(status, error.code || "http_error", String(message), error.details);
 }
 
-export async function api(method, path, body) {
-  const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+export async function api(method, path, body, extra = {}) {
+  const init = { method, headers: headers(extra), cache: "no-store", credentials: "omit" };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -79,6 +79,40 @@ export async function call(method, path, body, contentType) {
     headers: [...response.headers.entries()],
     ms: performance.now() - started,
   };
+}
+
+// A server-sent event stream (the log stream): each event's data, parsed, to onEvent. The
+// token goes in the Authorization header (EventSource cannot send one), so this reads the
+// body itself. A stream the gateway ends (after an hour) is opened again, going on from
+// there; abort() stops it.
+export function stream(path, onEvent, onError) {
+  const controller = new AbortController();
+  let url = path;
+  async function run() {
+    while (!controller.signal.aborted) {
+      const init = { headers: headers(), cache: "no-store", credentials: "omit", signal: controller.signal };
+      const response = await fetch(url, init);
+      if (!response.ok) throw failure(response.status, await parse(response));
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let pending = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending += value;
+        const frames = pending.split("\n\n");
+        pending = frames.pop();
+        for (const frame of frames) {
+          const data = frame.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+          if (data) onEvent(JSON.parse(data));
+        }
+      }
+      url = path.replace(/([?&]tail=)\d+/, "$10");
+    }
+  }
+  run().catch((error) => {
+    if (!controller.signal.aborted) onError(error);
+  });
+  return () => controller.abort();
 }
 
 // fetch() cannot report upload progress; XMLHttpRequest can.

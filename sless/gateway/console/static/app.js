@@ -46,9 +46,13 @@ const ADMIN_NAV = [
   ["#/admin/health", "Health"],
 ];
 
+let leaving = [];
+
 function stopTimers() {
   for (const timer of timers) clearInterval(timer);
   timers = [];
+  for (const stop of leaving) stop();
+  leaving = [];
 }
 
 function signOut(message) {
@@ -124,6 +128,10 @@ async function route() {
     query,
     every(ms, fn) {
       timers.push(setInterval(() => fn().catch((error) => console.warn("refresh failed:", error.message)), ms));
+    },
+    // ``stop`` runs when the route changes (an open log stream is closed)
+    onLeave(stop) {
+      leaving.push(stop);
     },
     reload: () => route(),
   };

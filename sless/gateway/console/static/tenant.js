@@ -1,6 +1,7 @@
 // The tenant's views: functions, one function, deploy, triggers, jobs, secrets.
 
-import { api, call, enc, get, upload } from "./api.js";
+import { api, call, enc, get, stream, upload } from "./api.js";
+import { versionsSection } from "./versions.js";
 import { lineChart } from "./chart.js";
 import { append, clear, h } from "./dom.js";
 import { code, errorBox, field, jumpTo, notice, page, phase, report, section, sourceView, statusBadge, table, when } from "./ui.js";
@@ -14,13 +15,19 @@ const SETTLED = new Set(["Ready", "Failed", "Rejected"]);
 export async function functions(ctx) {
   const list = h("div", { "aria-live": "polite" });
   const refresh = async () => {
-    const data = await get(`${base(ctx)}/functions`);
+    const [data, metrics] = await Promise.all([
+      get(`${base(ctx)}/functions`),
+      get(`${base(ctx)}/metrics`).catch(() => ({ functions: {} })),
+    ]);
+    const figures = (f) => metrics.functions[f.name] || {};
     clear(list).append(
       table(
         [
           { label: "Name", cell: (f) => h("a", { href: fnLink(f.name) }, f.name) },
-          { label: "Phase", cell: (f) => phase(f.status.phase) },
+          { label: "Phase", cell: (f) => phase(shownPhase(f)) },
           { label: "Runtime", cell: (f) => f.spec.runtime },
+          { label: "Instances", cell: (f) => String(total(figures(f).gateway_service_count)) },
+          { label: "Calls", cell: (f) => String(total(figures(f).gateway_function_invocation_total)) },
           { label: "URL", cell: (f) => h("a", { href: f.url }, f.url) },
         ],
         data.functions,
@@ -31,7 +38,27 @@ export async function functions(ctx) {
   await refresh();
   // phases move on their own (building, a review decided): keep the list current
   ctx.every(3000, refresh);
-  return page("Functions", h("p", {}, h("a", { href: "#/deploy", class: "button" }, "Deploy a function")), list);
+  return page(
+    "Functions",
+    h("p", {}, h("a", { href: "#/deploy", class: "button" }, "Deploy a function")),
+    h("p", { class: "muted" }, "Instances: running now. Calls: since the gateway started."),
+    list,
+  );
+}
+
+// a metric's value, or the sum of its labelled values ({"code=200": 3, "code=500": 1})
+function total(value) {
+  if (typeof value === "number") return value;
+  if (value && typeof value === "object") return Object.values(value).reduce((a, b) => a + b, 0);
+  return 0;
+}
+
+// a function whose only upload validation refused stays Pending with no code in the API:
+// nothing will make it run, so it reads Rejected (as `sless ls` shows it)
+function shownPhase(f) {
+  const verdict = f.status.validation && f.status.validation.verdict;
+  if (f.status.phase === "Pending" && !f.spec.code && verdict === "reject") return "Rejected";
+  return f.status.phase;
 }
 
 function specList(spec) {
@@ -99,8 +126,9 @@ function invocations(ctx, name) {
           { label: "Duration", cell: (r) => `${Math.round(r.duration_ms * 10) / 10} ms` },
           { label: "Time", cell: (r) => when(r.started_at) },
           { label: "Trigger", cell: (r) => r.trigger || "http" },
-          // a 500's record may carry only why the call died (reason), not an error text
-          { label: "Error", cell: (r) => r.error || r.reason || "" },
+          // a 500's record may carry only why the call died (reason), not an error text;
+          // a 5xx the function answered itself carries neither (its traceback is logged)
+          { label: "Error", cell: (r) => r.error || r.reason || (r.status >= 500 ? `the function answered ${r.status} (see its logs)` : "") },
           { label: "ID", cell: (r) => code(r.id) },
         ],
         rows.filter(keep[filter.value]),
@@ -108,24 +136,72 @@ function invocations(ctx, name) {
       ),
     );
   }
-  filter.addEventListener("change", render);
-  async function refresh() {
-    rows = (await get(`${base(ctx)}/invocations?function=${enc(name)}&limit=100`)).invocations;
+  // a keyset page of PAGE rows; ``cursors`` holds the cursors of the pages before this one
+  let cursors = [];
+  let next = null;
+  const newer = h("button", { type: "button", class: "small" }, "Newer");
+  const older = h("button", { type: "button", class: "small" }, "Older");
+  const where = h("span", { class: "muted" });
+  const statusClass = { all: "", ok: "", client: "&status=4xx", error: "&status=5xx" };
+  async function load() {
+    const cursor = cursors.length ? `&cursor=${enc(cursors[cursors.length - 1])}` : "";
+    const data = await get(`${base(ctx)}/invocations?function=${enc(name)}&limit=${PAGE}${statusClass[filter.value]}${cursor}`);
+    rows = data.invocations;
+    next = data.next_cursor;
+    newer.disabled = cursors.length === 0;
+    older.disabled = !next;
+    where.textContent = ` page ${cursors.length + 1}`;
     render();
   }
-  return { box: h("div", {}, field("Show", filter), list), refresh };
+  filter.addEventListener("change", () => {
+    cursors = [];
+    load();
+  });
+  older.addEventListener("click", () => {
+    if (!next) return;
+    cursors.push(next);
+    load();
+  });
+  newer.addEventListener("click", () => {
+    cursors.pop();
+    load();
+  });
+  // the newest page follows new calls; an older page stays as it was read
+  const refresh = () => (cursors.length ? Promise.resolve() : load());
+  const pager = h("p", { class: "pager" }, newer, " ", older, where);
+  return { box: h("div", {}, field("Show", filter), list, pager), refresh };
 }
 
+const PAGE = 20;
+
+// The log, followed through the API's stream (GET .../logs/stream, as `sless logs -f`):
+// the last lines, then each new one after the time the gateway read it and the
+// invocation it names. Text only: a function writes what it likes.
 function logs(ctx, name) {
-  const pre = h("pre", { class: "logs", tabindex: "0", "aria-label": "Function logs" });
-  async function refresh() {
-    const text = await get(`${fnPath(ctx, name)}/logs?tail=32768`);
+  const pre = h("pre", { class: "logs", tabindex: "0", "aria-label": "Function logs" }, "(no output yet)");
+  let shown = 0;
+  function add(event) {
     const atBottom = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 24;
-    pre.textContent = text || "(no output yet)";
+    if (shown === 0) pre.textContent = "";
+    const call = event.invocation_id && !event.line.includes(event.invocation_id) ? `[${event.invocation_id}] ` : "";
+    const stamp = event.time ? `${event.time.slice(11)} ` : "";
+    pre.append(h("span", { class: event.time ? "live" : "backlog" }, `${stamp}${call}${event.line}\n`));
+    shown += 1;
+    // the page keeps the last MAX_LINES
+    while (shown > MAX_LINES) {
+      pre.firstChild.remove();
+      shown -= 1;
+    }
     if (atBottom) pre.scrollTop = pre.scrollHeight;
   }
-  return { box: pre, refresh };
+  const stop = stream(`${fnPath(ctx, name)}/logs/stream?tail=200`, add, (error) => {
+    pre.append(h("span", { class: "error" }, `(the log stream ended: ${error.message})\n`));
+  });
+  ctx.onLeave(stop);
+  return { box: pre, refresh: () => Promise.resolve() };
 }
+
+const MAX_LINES = 2000;
 
 function invokePanel(ctx, fn, after) {
   const method = h("select", {}, ["POST", "GET", "PUT", "DELETE"].map((m) => h("option", { value: m }, m)));
@@ -228,13 +304,11 @@ export async function functionPage(ctx, name) {
     section("Invoke", invokePanel(ctx, fn, () => setTimeout(refreshAll, 500))),
     section("Latency", chart.box),
     section("Invocations", calls.box),
-    section("Logs", h("p", { class: "muted" }, "Refreshes every 3 seconds."), output.box),
+    section("Logs", h("p", { class: "muted" }, "Followed as it is written (times are when the gateway read each line, UTC)."), output.box),
     serving ? validationSection : null,
     section("Spec", specList(fn.spec), h("p", {}, h("a", { href: `#/deploy/${enc(name)}` }, "Upload new code"))),
   ];
-  if (Array.isArray(fn.versions)) {
-    sections.push(section("Versions", table([{ label: "Version", cell: (v) => code(String(v.sha256 || v)) }], fn.versions)));
-  }
+  sections.push(await versionsSection(ctx, name, fnPath(ctx, name), refreshAll));
   sections.push(section("Danger zone", remove));
   return page(`Function ${name}`, sections);
 }
