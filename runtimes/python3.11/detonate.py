@@ -273,9 +273,77 @@ def _as_called(func, interface):
     return func
 
 
+class _Budget:
+    """How long the code may run: ``budget`` seconds of the time it had, within ``ceiling``
+    seconds of wall-clock time.
+
+    The time it had is wall-clock time minus the time its threads waited for a CPU (the
+    kernel's run-queue wait, ``/proc/self/task/*/schedstat``), so that a loaded machine
+    gives the code the same run as a quiet one: a leak late in the run is seen, and a slow
+    import finishes, whatever else the machine is doing. Time the code spends sleeping or
+    waiting for the network counts, as on a quiet machine. The waits of threads that ran
+    in the same interval are summed and capped at the interval (under the GIL one thread
+    runs at a time). Code that makes itself wait (many busy threads) only stretches its
+    own run up to the ceiling. Without schedstat the budget is wall-clock time.
+    """
+
+    def __init__(self, budget, ceiling):
+        self.started = self.polled = _REAL_TIME()
+        self.budget = budget
+        self.ceiling = ceiling
+        self.lost = 0.0
+        self.waits = _run_queue_waits()
+
+    def left(self):
+        """Seconds left (<= 0: the budget is spent)."""
+        now = _REAL_TIME()
+        waits = _run_queue_waits()
+        grown = sum(max(0, ns - self.waits.get(tid, 0)) for tid, ns in waits.items()) / 1e9
+        self.lost += min(grown, max(0.0, now - self.polled))
+        self.waits, self.polled = waits, now
+        had = now - self.started - self.lost
+        return min(self.budget - had, self.started + self.ceiling - now)
+
+    def wait(self, thread):
+        """Join ``thread`` until it ends or the budget does."""
+        while thread.is_alive():
+            left = self.left()
+            if left <= 0:
+                return
+            thread.join(min(left, _POLL_S))
+
+
+#: how often the budget looks at the run-queue waits while it waits for the code
+_POLL_S = 0.02
+# taken before the code runs, which may replace the os module's functions
+_LISTDIR, _OPEN, _READ, _CLOSE = os.listdir, os.open, os.read, os.close
+
+
+def _run_queue_waits():
+    """Nanoseconds each thread of this process has waited for a CPU ({} if unknown)."""
+    waits = {}
+    try:
+        tids = _LISTDIR("/proc/self/task")
+    except OSError:
+        return waits
+    for tid in tids:
+        try:
+            fd = _OPEN(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
+            try:
+                waits[tid] = int(_READ(fd, 100).split()[1])
+            finally:
+                _CLOSE(fd)
+        except (OSError, ValueError, IndexError):
+            continue
+    return waits
+
+
 def main():
     global _TRACE, _CRED_PATHS
-    deadline = _REAL_TIME() + float(os.environ.pop("DETONATION_BUDGET_S", "1.5"))
+    budget = _Budget(
+        float(os.environ.pop("DETONATION_BUDGET_S", "1.5")),
+        float(os.environ.pop("DETONATION_CEILING_S", "5")),
+    )
     home = os.environ.get("HOME", "/tmp")
     files = json.loads(os.environ.pop("DETONATION_FILES", "{}"))
     for rel, content in files.items():
@@ -305,18 +373,23 @@ def main():
 
     loader = threading.Thread(target=load, daemon=True)
     loader.start()
-    loader.join(max(0.0, deadline - _REAL_TIME()))
+    budget.wait(loader)
+    if loader.is_alive():
+        # the code was never called: what it does when called was not seen, so this run
+        # does not count as finished (detonation-incomplete)
+        _emit("unfinished", at="import")
+        os._exit(0)
     func = holder.get("func")
     if func is not None:
         calls = [_start_call(func, e, offset) for offset in _offsets() for e in _events()]
         for thread in calls:
-            thread.join(max(0.0, deadline - _REAL_TIME()))
+            budget.wait(thread)
     # threads the code started and left running (a leak sent after the call returned) run
     # on until they end or the budget does: returning early hides nothing
     for thread in threading.enumerate():
         if thread is not threading.current_thread():
-            thread.join(max(0.0, deadline - _REAL_TIME()))
-    _emit("done", budget_left=round(deadline - _REAL_TIME(), 3))
+            budget.wait(thread)
+    _emit("done", budget_left=round(budget.left(), 3))
     os._exit(0)
 
 
