@@ -237,6 +237,45 @@ function within(promise) {
   });
 }
 
+// A package the upload needs but does not ship is a stand-in: its dependencies are installed
+// after validation, so without this the require of any of them throws, the handler is never
+// called and the detonation sees nothing of it. Anything asked of a stand-in is another one
+// (callable, constructible, extendable; a decorator keeps the function it wraps), so the code
+// goes on to what it does with Node's own modules. ESM imports are not covered.
+const Module = require('module');
+const builtins = new Set(Module.builtinModules);
+function standIn(name) {
+  const target = function () {};
+  const proxy = new Proxy(target, {
+    get(t, key) {
+      if (key === Symbol.toPrimitive) return () => '';
+      if (key === Symbol.iterator) return function* () {};
+      if (key === 'then' || key === '__esModule' || typeof key === 'symbol') return undefined;
+      if (key === 'prototype') return t.prototype;
+      return standIn(`${name}.${key}`);
+    },
+    apply(t, self, args) {
+      return args.length === 1 && typeof args[0] === 'function' ? args[0] : proxy;
+    },
+    construct() {
+      return proxy;
+    },
+  });
+  return proxy;
+}
+const realLoad = Module._load;
+Module._load = function (request, ...rest) {
+  try {
+    return realLoad.call(this, request, ...rest);
+  } catch (e) {
+    const bare = typeof request === 'string' && !/^[./]/.test(request) && !request.startsWith('node:');
+    const missing = e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(`'${request}'`);
+    if (!bare || !missing || builtins.has(request)) throw e;
+    emit('stand_in', { module: request.slice(0, 200) });
+    return standIn(request);
+  }
+};
+
 async function load() {
   const entry = process.env.SLESS_ENTRYPOINT || 'handler.handle';
   const dot = entry.lastIndexOf('.');
