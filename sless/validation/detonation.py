@@ -48,7 +48,7 @@ from sless.validation.behaviour import judge
 from sless.validation.canaries import PRODUCTION_ENV, Canaries, make_canaries
 from sless.validation.report import StageResult, Verdict
 
-__all__ = ["Detonation", "detonate"]
+__all__ = ["Detonation", "detonate", "fingerprint"]
 
 #: the host uid and gid of detonations: owns nothing, shared with no tenant
 DETONATION_HOST_ID = 60999
@@ -97,6 +97,21 @@ class Detonation:
             [sorted(self.egress), sorted(self.secrets), self.interface], separators=(",", ":")
         )
         return hashlib.sha256(declared.encode()).hexdigest()[:16]
+
+
+@functools.cache
+def fingerprint() -> str:
+    """A digest of what a detonation's findings depend on besides the code: the harnesses
+    and the modules that run and judge them. A report remembered under another one was
+    made by another detonation (one that, say, never called code importing a missing
+    package) and is stale."""
+    here = Path(__file__).resolve().parent
+    sources = [here / f"{name}.py" for name in ("detonation", "behaviour", "canaries", "sink")]
+    sources += sorted(default_runtimes_dir().glob("*/detonate.*"))
+    digest = hashlib.sha256(f"ceiling={CEILING_FACTOR}".encode())
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def unavailable() -> str | None:
