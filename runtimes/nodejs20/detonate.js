@@ -16,6 +16,20 @@ const path = require('path');
 const childProcess = require('child_process');
 
 const realNow = Date.now;
+// the run's nonce, the one line on stdin, read before the code loads (which can then read
+// only the end of the stream): `done` carries it, so a `done` line the code writes on the
+// trace does not finish the run
+const nonce = (() => {
+  const buf = Buffer.alloc(256);
+  let got = 0;
+  try {
+    for (let n; got < 256 && (n = fs.readSync(0, buf, got, 256 - got, null)) > 0; ) {
+      got += n;
+      if (buf.subarray(0, got).includes(10)) break;
+    }
+  } catch (e) {}
+  return buf.subarray(0, got).toString().trim();
+})();
 // taken before anything below or the code wraps them
 const readdirSync = fs.readdirSync;
 const readFileSync = fs.readFileSync;
@@ -298,7 +312,10 @@ let finished = false;
 function finish() {
   if (finished) return;
   finished = true;
-  emit('done', { budget_left: budgetLeft() / 1000 });
+  // written directly, not through emit: its cap and dedup are the code's to fill
+  try {
+    writeSync(1, JSON.stringify({ kind: 'done', nonce, budget_left: budgetLeft() / 1000 }) + '\n');
+  } catch (e) {}
   process.exit(0);
 }
 
