@@ -16,8 +16,72 @@ const path = require('path');
 const childProcess = require('child_process');
 
 const realNow = Date.now;
-const deadline = realNow() + 1000 * Number(process.env.DETONATION_BUDGET_S || '1.5');
+// the run's nonce, the one line on stdin, read before the code loads (which can then read
+// only the end of the stream): `done` carries it, so a `done` line the code writes on the
+// trace does not finish the run
+const nonce = (() => {
+  const buf = Buffer.alloc(256);
+  let got = 0;
+  try {
+    for (let n; got < 256 && (n = fs.readSync(0, buf, got, 256 - got, null)) > 0; ) {
+      got += n;
+      if (buf.subarray(0, got).includes(10)) break;
+    }
+  } catch (e) {}
+  return buf.subarray(0, got).toString().trim();
+})();
+// taken before anything below or the code wraps them
+const readdirSync = fs.readdirSync;
+const readFileSync = fs.readFileSync;
+
+// How long the code may run: DETONATION_BUDGET_S seconds of the time it had, within
+// DETONATION_CEILING_S seconds of wall-clock time. The time it had is wall-clock time minus
+// the time the process's threads waited for a CPU (the kernel's run-queue wait,
+// /proc/self/task/*/schedstat, summed per interval and capped at it), so that a loaded
+// machine gives the code the same run as a quiet one: a late leak is seen and a slow import
+// finishes whatever else the machine does. Sleeping and waiting for the network count, as on
+// a quiet machine; code that makes itself wait only stretches its run up to the ceiling.
+// Without schedstat the budget is wall-clock time.
+function runQueueWaits() {
+  const waits = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch (e) {
+    return waits;
+  }
+  for (const tid of tids) {
+    try {
+      const ns = Number(String(readFileSync(`/proc/self/task/${tid}/schedstat`)).split(' ')[1]);
+      if (Number.isFinite(ns)) waits.set(tid, ns);
+    } catch (e) {}
+  }
+  return waits;
+}
+const budget = {
+  seconds: Number(process.env.DETONATION_BUDGET_S || '1.5'),
+  ceiling: Number(process.env.DETONATION_CEILING_S || '5'),
+  started: realNow(),
+  polled: realNow(),
+  lost: 0,
+  waits: runQueueWaits(),
+};
 delete process.env.DETONATION_BUDGET_S;
+delete process.env.DETONATION_CEILING_S;
+const POLL_MS = 20;
+
+// milliseconds left (<= 0: the budget is spent)
+function budgetLeft() {
+  const now = realNow();
+  const waits = runQueueWaits();
+  let grown = 0;
+  for (const [tid, ns] of waits) grown += Math.max(0, ns - (budget.waits.get(tid) || 0));
+  budget.lost += Math.min(grown / 1e6, Math.max(0, now - budget.polled));
+  budget.waits = waits;
+  budget.polled = now;
+  const had = now - budget.started - budget.lost;
+  return Math.min(1000 * budget.seconds - had, budget.started + 1000 * budget.ceiling - now);
+}
 const home = process.env.HOME || '/tmp';
 const files = JSON.parse(process.env.DETONATION_FILES || '{}');
 delete process.env.DETONATION_FILES;
@@ -164,9 +228,67 @@ function call(func, event) {
   return func(event, context);
 }
 
-function within(promise, ms) {
-  return Promise.race([promise, new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref())]);
+// resolves with { value } when the promise settles, or with nothing when the budget is spent
+// first; it does not keep the process alive (unref: with nothing else left, beforeExit)
+function within(promise) {
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (budgetLeft() <= 0) {
+        clearInterval(timer);
+        resolve(undefined);
+      }
+    }, POLL_MS).unref();
+    promise.then(
+      (value) => {
+        clearInterval(timer);
+        resolve({ value });
+      },
+      (error) => {
+        clearInterval(timer);
+        reject(error);
+      },
+    );
+  });
 }
+
+// A package the upload needs but does not ship is a stand-in: its dependencies are installed
+// after validation, so without this the require of any of them throws, the handler is never
+// called and the detonation sees nothing of it. Anything asked of a stand-in is another one
+// (callable, constructible, extendable; a decorator keeps the function it wraps), so the code
+// goes on to what it does with Node's own modules. ESM imports are not covered.
+const Module = require('module');
+const builtins = new Set(Module.builtinModules);
+function standIn(name) {
+  const target = function () {};
+  const proxy = new Proxy(target, {
+    get(t, key) {
+      if (key === Symbol.toPrimitive) return () => '';
+      if (key === Symbol.iterator) return function* () {};
+      if (key === 'then' || key === '__esModule' || typeof key === 'symbol') return undefined;
+      if (key === 'prototype') return t.prototype;
+      return standIn(`${name}.${key}`);
+    },
+    apply(t, self, args) {
+      return args.length === 1 && typeof args[0] === 'function' ? args[0] : proxy;
+    },
+    construct() {
+      return proxy;
+    },
+  });
+  return proxy;
+}
+const realLoad = Module._load;
+Module._load = function (request, ...rest) {
+  try {
+    return realLoad.call(this, request, ...rest);
+  } catch (e) {
+    const bare = typeof request === 'string' && !/^[./]/.test(request) && !request.startsWith('node:');
+    const missing = e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(`'${request}'`);
+    if (!bare || !missing || builtins.has(request)) throw e;
+    emit('stand_in', { module: request.slice(0, 200) });
+    return standIn(request);
+  }
+};
 
 async function load() {
   const entry = process.env.SLESS_ENTRYPOINT || 'handler.handle';
@@ -190,7 +312,10 @@ let finished = false;
 function finish() {
   if (finished) return;
   finished = true;
-  emit('done', { budget_left: (deadline - realNow()) / 1000 });
+  // written directly, not through emit: its cap and dedup are the code's to fill
+  try {
+    writeSync(1, JSON.stringify({ kind: 'done', nonce, budget_left: budgetLeft() / 1000 }) + '\n');
+  } catch (e) {}
   process.exit(0);
 }
 
@@ -201,7 +326,14 @@ async function main() {
   process.on('unhandledRejection', (e) => emit('error', { type: String(e && e.name) }));
   let func;
   try {
-    func = await within(load(), deadline - realNow());
+    const loaded = await within(load());
+    if (loaded === undefined) {
+      // the code was never called: what it does when called was not seen, so this run
+      // does not count as finished (detonation-incomplete)
+      emit('unfinished', { at: 'import' });
+      process.exit(0);
+    }
+    func = loaded.value;
   } catch (e) {
     emit('error', { type: String(e && e.name), at: 'import' });
   }
@@ -213,11 +345,16 @@ async function main() {
           .catch((e) => emit('error', { type: String(e && e.name) }))));
       }
     }
-    await within(Promise.all(calls), deadline - realNow());
+    await within(Promise.all(calls));
   }
   // what the calls left running (a request sent without waiting for it) runs on until it
   // ends (beforeExit) or the budget does: returning early hides nothing
-  setTimeout(finish, Math.max(0, deadline - realNow())).unref();
+  const timer = setInterval(() => {
+    if (budgetLeft() <= 0) {
+      clearInterval(timer);
+      finish();
+    }
+  }, POLL_MS).unref();
 }
 
 main();

@@ -273,9 +273,228 @@ def _as_called(func, interface):
     return func
 
 
+class _StandInMeta(type):
+    """Every name of a stand-in is another stand-in class; calling one makes an instance."""
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stand_in(f"{cls.__name__}.{name}")
+
+    def __call__(cls, *args, **kwargs):
+        if _decorated(args, kwargs):
+            return args[0]
+        return super().__call__()
+
+    def __iter__(cls):
+        return iter(())
+
+    def __getitem__(cls, key):
+        return cls
+
+    def __or__(cls, other):
+        return cls
+
+    __ror__ = __or__
+
+
+class _StandIn(Exception, metaclass=_StandInMeta):
+    """What a call into a missing dependency returns: anything asked of it is another
+    stand-in, so the code goes on to what it does with the standard library (exceptions
+    can be caught, classes subclassed, decorators keep the function they decorate)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stand_in(f"{type(self).__name__}.{name}")
+
+    def __call__(self, *args, **kwargs):
+        return args[0] if _decorated(args, kwargs) else self
+
+    def __iter__(self):
+        return iter(())
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        raise StopAsyncIteration
+
+    def __await__(self):
+        return iter(())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return False
+
+    def __getitem__(self, key):
+        return self
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __len__(self):
+        return 0
+
+    def __contains__(self, item):
+        return False
+
+    def __str__(self):
+        return ""
+
+    def __int__(self):
+        return 0
+
+    def __float__(self):
+        return 0.0
+
+
+def _decorated(args, kwargs):
+    return len(args) == 1 and not kwargs and isinstance(args[0], (type(_decorated), type))
+
+
+def _stand_in(name):
+    return _StandInMeta(name, (_StandIn,), {})
+
+
+class _StandInFinder:
+    """The last finder on ``sys.meta_path``: a module that nothing else finds, outside the
+    standard library, is a stand-in. The upload's dependencies are installed after
+    validation, so without this the import of any of them fails, the handler is never
+    called and the detonation sees nothing of it (``import requests`` hid everything)."""
+
+    def find_spec(self, name, path=None, target=None):
+        import importlib.machinery
+
+        if name.partition(".")[0] in sys.stdlib_module_names:
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        _emit("stand_in", module=module.__name__[:200])
+        module.__path__ = []
+        module.__getattr__ = lambda attr: (
+            _raise_attribute(attr) if attr.startswith("__") else _stand_in(attr)
+        )
+
+
+def _raise_attribute(name):
+    raise AttributeError(name)
+
+
+class _Budget:
+    """How long the code may run: ``budget`` seconds of the time it had, within ``ceiling``
+    seconds of wall-clock time.
+
+    The time it had is wall-clock time minus the time its threads waited for a CPU (the
+    kernel's run-queue wait, ``/proc/self/task/*/schedstat``), so that a loaded machine
+    gives the code the same run as a quiet one: a leak late in the run is seen, and a slow
+    import finishes, whatever else the machine is doing. Time the code spends sleeping or
+    waiting for the network counts, as on a quiet machine. The waits of threads that ran
+    in the same interval are summed and capped at the interval (under the GIL one thread
+    runs at a time). Code that makes itself wait (many busy threads) only stretches its
+    own run up to the ceiling. Without schedstat the budget is wall-clock time.
+    """
+
+    def __init__(self, budget, ceiling):
+        self.started = self.polled = _REAL_TIME()
+        self.budget = budget
+        self.ceiling = ceiling
+        self.lost = 0.0
+        self.waits = _run_queue_waits()
+
+    def left(self):
+        """Seconds left (<= 0: the budget is spent)."""
+        now = _REAL_TIME()
+        waits = _run_queue_waits()
+        grown = sum(max(0, ns - self.waits.get(tid, 0)) for tid, ns in waits.items()) / 1e9
+        self.lost += min(grown, max(0.0, now - self.polled))
+        self.waits, self.polled = waits, now
+        had = now - self.started - self.lost
+        return min(self.budget - had, self.started + self.ceiling - now)
+
+    def wait(self, thread):
+        """Join ``thread`` until it ends or the budget does."""
+        while thread.is_alive():
+            left = self.left()
+            if left <= 0:
+                return
+            thread.join(min(left, _POLL_S))
+
+
+#: how often the budget looks at the run-queue waits while it waits for the code
+_POLL_S = 0.02
+# taken before the code runs, which may replace the os module's functions
+_LISTDIR, _OPEN, _READ, _CLOSE = os.listdir, os.open, os.read, os.close
+
+
+def _run_queue_waits():
+    """Nanoseconds each thread of this process has waited for a CPU ({} if unknown)."""
+    waits = {}
+    try:
+        tids = _LISTDIR("/proc/self/task")
+    except OSError:
+        return waits
+    for tid in tids:
+        try:
+            fd = _OPEN(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
+            try:
+                waits[tid] = int(_READ(fd, 100).split()[1])
+            finally:
+                _CLOSE(fd)
+        except (OSError, ValueError, IndexError):
+            continue
+    return waits
+
+
+def _read_nonce():
+    """The line on stdin (the run's nonce), read before the code runs; stdin is then
+    /dev/null, so the code never reads it."""
+    data = b""
+    try:
+        while not data.endswith(b"\n") and len(data) < 256:
+            chunk = os.read(0, 256 - len(data))
+            if not chunk:
+                break
+            data += chunk
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+    except OSError:
+        pass
+    return data.decode(errors="replace").strip()
+
+
+def _say_done(nonce, budget_left):
+    # written directly, not through _emit: its cap and dedup are the code's to fill
+    line = json.dumps({"kind": "done", "nonce": nonce, "budget_left": budget_left}) + "\n"
+    try:
+        os.write(_TRACE, line.encode())
+    except OSError:
+        pass
+
+
 def main():
     global _TRACE, _CRED_PATHS
-    deadline = _REAL_TIME() + float(os.environ.pop("DETONATION_BUDGET_S", "1.5"))
+    nonce = _read_nonce()
+    budget = _Budget(
+        float(os.environ.pop("DETONATION_BUDGET_S", "1.5")),
+        float(os.environ.pop("DETONATION_CEILING_S", "5")),
+    )
     home = os.environ.get("HOME", "/tmp")
     files = json.loads(os.environ.pop("DETONATION_FILES", "{}"))
     for rel, content in files.items():
@@ -292,6 +511,7 @@ def main():
     os.chdir(code_dir)
     _install_clock()
     sys.addaudithook(_hook)
+    sys.meta_path.append(_StandInFinder())
     module_name, _, func_name = os.environ.get("SLESS_ENTRYPOINT", "handler.handle").rpartition(".")
     interface = os.environ.pop("DETONATION_INTERFACE", "sless")
     holder = {}
@@ -305,18 +525,23 @@ def main():
 
     loader = threading.Thread(target=load, daemon=True)
     loader.start()
-    loader.join(max(0.0, deadline - _REAL_TIME()))
+    budget.wait(loader)
+    if loader.is_alive():
+        # the code was never called: what it does when called was not seen, so this run
+        # does not count as finished (detonation-incomplete)
+        _emit("unfinished", at="import")
+        os._exit(0)
     func = holder.get("func")
     if func is not None:
         calls = [_start_call(func, e, offset) for offset in _offsets() for e in _events()]
         for thread in calls:
-            thread.join(max(0.0, deadline - _REAL_TIME()))
+            budget.wait(thread)
     # threads the code started and left running (a leak sent after the call returned) run
     # on until they end or the budget does: returning early hides nothing
     for thread in threading.enumerate():
         if thread is not threading.current_thread():
-            thread.join(max(0.0, deadline - _REAL_TIME()))
-    _emit("done", budget_left=round(deadline - _REAL_TIME(), 3))
+            budget.wait(thread)
+    _say_done(nonce, round(budget.left(), 3))
     os._exit(0)
 
 

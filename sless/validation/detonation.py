@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -48,7 +49,7 @@ from sless.validation.behaviour import judge
 from sless.validation.canaries import PRODUCTION_ENV, Canaries, make_canaries
 from sless.validation.report import StageResult, Verdict
 
-__all__ = ["Detonation", "detonate"]
+__all__ = ["Detonation", "detonate", "fingerprint"]
 
 #: the host uid and gid of detonations: owns nothing, shared with no tenant
 DETONATION_HOST_ID = 60999
@@ -59,6 +60,10 @@ _RUNTIMES["nodejs20"] = "nodejs20"
 #: allocate Wasm memory". RLIMIT_AS bounds address space, not memory; see the blind spots
 #: in docs/VALIDATION.md for the detonation's lack of a memory cgroup.
 _LIMITS = {"python3.11": Limits(memory_mb=256), "nodejs20": Limits(memory_mb=12 * 1024)}
+#: the budget counts the time the code had (wall-clock time minus its waits for a CPU), so
+#: that a loaded machine gives it the same run as a quiet one; this many budgets of
+#: wall-clock time bound a detonation however loaded the machine is
+CEILING_FACTOR = 5
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,15 @@ class Detonation:
 
     egress: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
+    #: seconds of the time the code had (waits for a CPU not counted; see the harnesses)
     budget_s: float = 1.0
     #: the handler contract (``FunctionSpec.interface``): how the harness calls the code
     interface: str = "sless"
+
+    @property
+    def ceiling_s(self) -> float:
+        """Wall-clock seconds the harness may take whatever the machine's load."""
+        return self.budget_s * CEILING_FACTOR
 
     @classmethod
     def from_spec(cls, spec: FunctionSpec) -> Detonation:
@@ -87,6 +98,21 @@ class Detonation:
             [sorted(self.egress), sorted(self.secrets), self.interface], separators=(",", ":")
         )
         return hashlib.sha256(declared.encode()).hexdigest()[:16]
+
+
+@functools.cache
+def fingerprint() -> str:
+    """A digest of what a detonation's findings depend on besides the code: the harnesses
+    and the modules that run and judge them. A report remembered under another one was
+    made by another detonation (one that, say, never called code importing a missing
+    package) and is stale."""
+    here = Path(__file__).resolve().parent
+    sources = [here / f"{name}.py" for name in ("detonation", "behaviour", "canaries", "sink")]
+    sources += sorted(default_runtimes_dir().glob("*/detonate.*"))
+    digest = hashlib.sha256(f"ceiling={CEILING_FACTOR}".encode())
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def unavailable() -> str | None:
@@ -125,8 +151,9 @@ async def detonate(directory: Path, runtime: str, entrypoint: str, plan: Detonat
     if not any(event["kind"] == "done" for event in trace):
         findings.append(make_finding(
             "detonation-incomplete",
-            "the detonation did not finish: the code exited, crashed or blocked past the budget",
-            Verdict.REVIEW, f"exit status {record.get('exit')}",
+            "the detonation did not finish: the code exited, crashed or blocked past the "
+            "budget, or its import did not end within it (the handler was never called)",
+            Verdict.REVIEW, _incomplete_evidence(trace, record),
         ))  # fmt: skip
     verdict = Verdict.ALLOW
     for finding in findings:
@@ -172,6 +199,7 @@ def _spec(
     env = {**canaries.env, **PRODUCTION_ENV}
     env["DETONATION_FILES"] = json.dumps(canaries.files)
     env["DETONATION_BUDGET_S"] = f"{plan.budget_s:g}"
+    env["DETONATION_CEILING_S"] = f"{plan.ceiling_s:g}"
     env["DETONATION_INTERFACE"] = plan.interface
     env["SSL_CERT_FILE"] = env["NODE_EXTRA_CA_CERTS"] = "/run/sless/ca.pem"
     return SandboxSpec(
@@ -185,7 +213,7 @@ def _spec(
         log_file=work / "log",
         network=True,
         limits=_LIMITS[runtime],
-        timeout_s=plan.budget_s,
+        timeout_s=plan.ceiling_s,
         function="detonation",
         namespace="detonation",
         host_ids=HostIds(DETONATION_HOST_ID, DETONATION_HOST_ID),
@@ -214,10 +242,13 @@ async def _run(
         "--clear-groups", "--", command.argv[0], "--seccomp", str(network.seccomp_fd),
         *command.argv[1:],
     ]  # fmt: skip
-    line = json.dumps(argv).encode() + b"\n"
+    # the harness's stdin: it says ``done`` with this nonce, read before the code runs, so
+    # a ``done`` line the code writes on the trace does not finish the run
+    nonce = secrets.token_hex(16)
+    line = json.dumps(argv).encode() + b"\n" + nonce.encode() + b"\n"
     process = network.process
     try:
-        stdout, _ = await asyncio.to_thread(process.communicate, line, plan.budget_s + 3)
+        stdout, _ = await asyncio.to_thread(process.communicate, line, plan.ceiling_s + 3)
     except subprocess.TimeoutExpired:
         stdout = b""  # discard() kills what is left
     except BaseException:  # cancelled (the entrypoint did not load): nothing outlives it
@@ -227,7 +258,14 @@ async def _run(
     record: dict[str, Any] = {}
     with contextlib.suppress(OSError, ValueError):
         record = json.loads(network.record.read_text())
-    return _parse_trace(stdout), record
+    trace = [e for e in _parse_trace(stdout) if e["kind"] != "done" or e.get("nonce") == nonce]
+    return trace, record
+
+
+def _incomplete_evidence(trace: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    if any(e["kind"] == "unfinished" and e.get("at") == "import" for e in trace):
+        return "the import was still running when the budget ended"
+    return f"exit status {record.get('exit')}"
 
 
 @functools.cache

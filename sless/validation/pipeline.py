@@ -53,13 +53,18 @@ class Validator:
     def fingerprint(self) -> str:
         """What a cached report depends on besides the code: the rules and the reviewer.
 
-        A report cached under another fingerprint (rules edited, another model) is stale.
+        A report cached under another fingerprint (rules edited, another model, another
+        detonation harness or budget) is stale.
         """
         from sless.validation.llm import PROMPT_VERSION
 
         digest = hashlib.sha256(analysis_fingerprint().encode())
         digest.update(f"static={self.settings.static_enabled}".encode())
-        digest.update(f"detonation={self.settings.detonation_enabled}".encode())
+        if self.settings.detonation_enabled:
+            from sless.validation.detonation import fingerprint as detonation_fingerprint
+
+            digest.update(f"detonation={detonation_fingerprint()}".encode())
+            digest.update(f"budget={self.settings.detonation_budget_s:g}".encode())
         digest.update(f"npm_registry={self.settings.npm_registry}".encode())
         if self.llm.base_url and self.llm.model:
             digest.update(f"llm={self.llm.model}:{PROMPT_VERSION}".encode())

@@ -3,7 +3,8 @@
 Run as root inside a fresh network and mount namespace (``unshare --net --mount``, see
 ``detonation``) as ``python -m sless.validation.sink OUT CA_DIR -- COMMAND...``, or with
 ``--wait`` instead of ``-- COMMAND...`` to read the command as a JSON list from stdin once
-the network is ready (made ahead of time, ``recording``). It
+the network is ready (made ahead of time, ``recording``); a second line on stdin, if any,
+is COMMAND's whole stdin (the harness's nonce). It
 
 - brings up ``lo``, routes every IPv4 address to it, and adds an nftables rule that
   redirects every TCP connection not bound for loopback to the sink's port and every UDP
@@ -360,13 +361,15 @@ def main(argv: list[str]) -> int:
     resolv.write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
     subprocess.run(["mount", "--bind", str(resolv), "/etc/resolv.conf"], check=True)
     fds = tuple(int(fd) for fd in os.environ.get("SLESS_PASS_FDS", "").split(",") if fd)
+    given = b""
     if wait:  # made ahead of time (recording.py): the command comes on stdin, once
         line = sys.stdin.buffer.readline()
         if not line:  # never used: the process that made it is gone
             shutil.rmtree(out.parent, ignore_errors=True)
             return 0
         command = [str(part) for part in json.loads(line)]
-    result = subprocess.run(command, pass_fds=fds, stdin=subprocess.DEVNULL, check=False)
+        given = sys.stdin.buffer.readline(256)
+    result = subprocess.run(command, pass_fds=fds, input=given, check=False)
     # connections still being read get their last chance
     for thread in list(record.handlers):
         thread.join(_READ_TIMEOUT_S)
