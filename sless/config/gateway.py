@@ -16,6 +16,10 @@ class GatewaySettings(BaseModel):
     #: largest response body a function may answer (a larger one fails the call with 502
     #: "response larger than ..."), in every mode and for every kind of call
     max_response_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    #: a streamed answer (sless.gateway.invoking) that sends nothing for this long fails
+    #: the call as a timeout and its worker is stopped; the function's own timeout still
+    #: bounds the whole stream (``SLESS_GATEWAY_STREAM_IDLE_TIMEOUT_S``)
+    stream_idle_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     #: largest zip accepted by the upload endpoint (413 above it)
     max_upload_bytes: int = 50 * 1024 * 1024
     #: how long a clean shutdown waits for in-flight invocations

@@ -24,6 +24,7 @@ and the caller's ``Authorization`` header are never forwarded, nor client-suppli
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -33,7 +34,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function, pick
+from sless.backends import Stream, open_call, pick
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
@@ -266,7 +267,7 @@ class InvokeApp:
             return
         limits.start_invocation(namespace)
         call.running = True
-        await self._forward(platform, call, scope, send, headers, body, spec.timeout_s)
+        await self._forward(platform, call, scope, receive, send, headers, body, spec.timeout_s)
 
     async def _enqueue(
         self,
@@ -369,12 +370,13 @@ class InvokeApp:
         platform: Platform,
         call: _Call,
         scope: Scope,
+        receive: Receive,
         send: Send,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         timeout_s: float,
     ) -> None:
-        response = await call_function(
+        async with open_call(
             platform.backend,
             call.namespace,
             call.name,
@@ -384,16 +386,77 @@ class InvokeApp:
             body=body,
             invocation_id=call.invocation_id,
             timeout_s=timeout_s,
+            idle_s=platform.settings.gateway.stream_idle_timeout_s,
             version=call.version,
-        )
-        payload = response.body
-        out_headers = response.headers
-        out_headers.append((b"content-length", str(len(payload)).encode()))
-        out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
-        call.responded = True
-        call.status = response.status
-        await send(
-            {"type": "http.response.start", "status": response.status, "headers": out_headers}
-        )
-        await send({"type": "http.response.body", "body": payload})
-        call.response_bytes = len(payload)
+        ) as stream:
+            out_headers = stream.headers
+            out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
+            call.status = stream.status
+            if not stream.complete:
+                await _relay(call, stream, scope, receive, send, out_headers)
+                return
+            # the whole answer is here (the usual case): one body with its length
+            chunks = []
+            while chunk := await stream.read():
+                chunks.append(chunk)
+            payload = b"".join(chunks)
+            out_headers.append((b"content-length", str(len(payload)).encode()))
+            call.responded = True
+            await send(
+                {"type": "http.response.start", "status": stream.status, "headers": out_headers}
+            )
+            await send({"type": "http.response.body", "body": payload})
+            call.response_bytes = len(payload)
+
+
+async def _relay(
+    call: _Call,
+    stream: Stream,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    out_headers: list[tuple[bytes, bytes]],
+) -> None:
+    """Pass a streamed answer on chunk by chunk as it arrives (chunked, unless the
+    function gave a length), until its end, the call's deadline or the caller leaving.
+
+    Nothing is buffered here: ``send`` waits while the caller's socket is full, and the
+    upstream connection stops being read meanwhile (sless.backends.http1), so a slow
+    caller holds the function back, not the gateway's memory. The caller leaving (its
+    ``http.disconnect``) cancels the relay; leaving ``open_call`` early closes the
+    upstream connection and the runtime stops the handler. Past the deadline the call
+    fails as a timeout (the worker is stopped) and the caller sees the stream cut short
+    (no last chunk): a failure after the head can only be told that way.
+    """
+    length = stream.content_length
+    if length is not None and scope["method"] != "HEAD":
+        out_headers.append((b"content-length", length))
+    relay = asyncio.current_task()
+    assert relay is not None
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone = True
+        relay.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        async with asyncio.timeout(max(0.0, stream.deadline - time.monotonic())):
+            call.responded = True
+            await send(
+                {"type": "http.response.start", "status": stream.status, "headers": out_headers}
+            )
+            while chunk := await stream.read():
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                call.response_bytes += len(chunk)
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        relay.uncancel()
+        call.error = "client_disconnected"
+    finally:
+        watcher.cancel()
