@@ -142,6 +142,13 @@ class _Connection(asyncio.Protocol):
             self._fail(UpstreamBroken("the upstream closed the connection"))
 
     # -- httptools callbacks
+    def on_message_begin(self) -> None:
+        if self.done:
+            # a second answer to one request (in the packet that ended the first): it
+            # answers nothing we sent, and the connection is never reused
+            self.keep_alive = False
+            self.close()
+
     def on_header(self, name: bytes, value: bytes) -> None:
         name = name.lower()
         if name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value):
@@ -183,7 +190,7 @@ class _Connection(asyncio.Protocol):
             return
         if self.done:
             return
-        self.keep_alive = self._parser.should_keep_alive()
+        self.keep_alive = self._parser.should_keep_alive() and not self.closed
         self._finish()
 
     # -- exchange
