@@ -43,10 +43,7 @@ STALLS = {
 }
 GROWS = {
     "handler.py": (
-        "CHUNK = b'g' * 65536\n"
-        "def handle(event, context):\n"
-        "    while True:\n"
-        "        yield CHUNK\n"
+        "CHUNK = b'g' * 65536\ndef handle(event, context):\n    while True:\n        yield CHUNK\n"
     )
 }
 LIMIT = 4 * 1024 * 1024
