@@ -487,6 +487,9 @@ function serve(config, func, adapter) {
       namespace: config.namespace,
       invocation_id: invocationId,
       deadline,
+      // the W3C trace context of this call: send it on as `traceparent` to continue the trace
+      traceparent: header('traceparent') || '',
+      trace_id: (header('traceparent') || '').length === 55 ? header('traceparent').slice(3, 35) : '',
       remaining_time: () => Math.max(0, deadline - Date.now() / 1000),
       // a stream written from the handler: set status and headers before the first write
       status: 200,

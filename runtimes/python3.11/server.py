@@ -225,13 +225,19 @@ class Config:
 class Context:
     """What the handler gets as ``context``."""
 
-    __slots__ = ("deadline", "function", "invocation_id", "namespace")
+    __slots__ = ("deadline", "function", "invocation_id", "namespace", "trace_id", "traceparent")
 
-    def __init__(self, function: str, namespace: str, invocation_id: str, deadline: float):
+    def __init__(
+        self, function: str, namespace: str, invocation_id: str, deadline: float, traceparent: str = ""
+    ):
         self.function = function
         self.namespace = namespace
         self.invocation_id = invocation_id
         self.deadline = deadline
+        #: the W3C trace context of this call (the gateway's call span as parent): send it
+        #: on as the ``traceparent`` header of outgoing calls to continue the trace
+        self.traceparent = traceparent
+        self.trace_id = traceparent[3:35] if len(traceparent) == 55 else ""
 
     def remaining_time(self) -> float:
         """Seconds left before the gateway gives up on this invocation (never negative)."""
@@ -701,7 +707,9 @@ class Server:
             event = build_event(request)
         except BadRequest as e:
             return e.status, {**base, "content-type": "application/json"}, error_body(e.code, e.message, invocation_id)
-        context = Context(self.config.function, self.config.namespace, invocation_id, deadline)
+        context = Context(
+            self.config.function, self.config.namespace, invocation_id, deadline, values.get("traceparent", "")
+        )
         try:
             if self.is_async:
                 result = await self.func(event, context)

@@ -35,6 +35,9 @@ from sless.models import endings as _endings
 
 log = logging.getLogger(__name__)
 
+#: W3C trace context fields: replaced by the gateway's own when it traces the call
+_TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
+
 
 @dataclass(slots=True)
 class Response:
@@ -139,7 +142,9 @@ class Stream:
         "_raw",
         "_timeout_s",
         "_upstream",
+        "cold",
         "headers",
+        "leased",
         "received",
         "status",
         "version",
@@ -156,8 +161,13 @@ class Stream:
         timeout_s: float,
         idle_s: float,
         limit: int,
+        leased: tuple[int, int] = (0, 0),
     ) -> None:
         self.status = raw.status
+        #: when the wait for a worker (or a pod) began and ended (``time.time_ns``)
+        self.leased = leased
+        #: the wait started a worker (or a pod) for this call
+        self.cold = upstream.cold
         #: response headers without hop-by-hop fields and without ``X-Sless-*``
         self.headers = _headers.from_function(raw.headers)
         #: the version that answered
@@ -235,6 +245,7 @@ async def open_call(
     timeout_s: float,
     idle_s: float | None = None,
     version: str | None = None,
+    traceparent: str | None = None,
 ) -> AsyncIterator[Stream]:
     """Send one request to the function; within the block, its answer (``Stream``).
 
@@ -242,9 +253,10 @@ async def open_call(
     the function's concurrency for as long as it lasts. Hop-by-hop fields (and those
     ``Connection`` names) are removed here from what goes out and from what comes back,
     whoever built ``headers``. ``idle_s``: the longest wait for the next chunk (None:
-    only the deadline). Leaving the block before the end of the body closes the
-    connection: the runtime server sees it and stops the handler. Errors as
-    ``call_function``.
+    only the deadline). ``traceparent``: the W3C trace context the function gets, in
+    place of any the caller sent (None: the caller's passes as it is). Leaving the block
+    before the end of the body closes the connection: the runtime server sees it and
+    stops the handler. Errors as ``call_function``.
     """
     if version is None:
         version = route(backend.serving(namespace, name))
@@ -254,8 +266,13 @@ async def open_call(
         ("x-sless-invocation-id", str(invocation_id)),
         ("x-sless-deadline", f"{deadline:.3f}"),
     ]
+    if traceparent is not None:
+        forwarded = [(k, v) for k, v in forwarded if k.lower() not in _TRACE_HEADERS]
+        forwarded.append(("traceparent", traceparent))
     limit = backend.max_response_bytes
+    leasing = time.time_ns()
     async with backend.upstream(namespace, name, version) as upstream:
+        leased = (leasing, time.time_ns())
         ends = time.monotonic() + timeout_s
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -271,6 +288,7 @@ async def open_call(
                 yield Stream(
                     raw,
                     upstream,
+                    leased=leased,
                     version=version,
                     invocation_id=invocation_id,
                     deadline=ends,

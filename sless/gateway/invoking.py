@@ -24,7 +24,6 @@ and the caller's ``Authorization`` header are never forwarded, nor client-suppli
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -43,6 +42,8 @@ from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
+from sless.gateway.streaming import relay
+from sless.gateway.tracing import CallTrace
 from sless.models import AuthMode, is_dns1123_label, is_version_name
 from sless.store import InvocationRecord
 
@@ -107,6 +108,7 @@ class _Call:
         "started_at",
         "status",
         "subpath",
+        "trace",
         "version",
     )
 
@@ -136,6 +138,8 @@ class _Call:
         self.running = False
         #: the response has started: nothing more may be sent
         self.responded = False
+        #: the call's W3C trace context (None: tracing is off)
+        self.trace: CallTrace | None = None
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -208,6 +212,7 @@ class InvokeApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         platform: Platform = self._get_platform()
         call = _Call(scope["path"])
+        call.trace = platform.tracing.begin(scope["headers"])
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
@@ -226,9 +231,14 @@ class InvokeApp:
             if call.running:
                 platform.tenancy.limits.end_invocation(call.namespace)
             if call.known and not call.queued:
+                recording = time.time_ns()
                 platform.recorder.record(call.record())
+                if call.trace is not None:
+                    call.trace.mark("sless.record", recording)
             if call.known:
                 platform.metrics.record(call.namespace, call.name, call.status, call.elapsed())
+                if call.trace is not None:
+                    platform.tracing.end(call.trace, _span_attributes(call, scope))
 
     async def _serve(
         self, platform: Platform, call: _Call, scope: Scope, receive: Receive, send: Send
@@ -238,22 +248,25 @@ class InvokeApp:
             raise NotFound("function not found")
         if call.version is not None and not is_version_name(call.version):
             raise NotFound("function not found")
+        routing = time.time_ns()
         spec = platform.backend.serving(namespace, name)
         call.known = True
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         pinned = call.version is not None
         if spec.auth is AuthMode.TOKEN:
-            await self._authorize(platform, scope, headers, namespace)
+            await self._authorize(platform, call, scope, headers, namespace)
         # the version is drawn here (or named): its own spec sets the timeout, and a
         # version that needs a token gets one even when the current one is public
         version_spec, call.version = pick(platform.backend, namespace, name, spec, call.version)
         if version_spec.auth is AuthMode.TOKEN and spec.auth is not AuthMode.TOKEN:
-            await self._authorize(platform, scope, headers, namespace)
+            await self._authorize(platform, call, scope, headers, namespace)
         spec = version_spec
         if platform.backend.http_disabled(namespace, name):
             raise HttpTriggerDisabled(
                 f"function {name!r} is not reachable over http: its http trigger is disabled"
             )
+        if call.trace is not None:
+            call.trace.mark("sless.route", routing)
         # limits are per owning tenant (its namespace): anonymous callers of a public
         # function count against the function's owner
         limits = platform.tenancy.limits
@@ -330,6 +343,21 @@ class InvokeApp:
     async def _authorize(
         self,
         platform: Platform,
+        call: _Call,
+        scope: Scope,
+        headers: list[tuple[bytes, bytes]],
+        namespace: str,
+    ) -> None:
+        started = time.time_ns()
+        try:
+            await self._authenticate(platform, scope, headers, namespace)
+        finally:
+            if call.trace is not None:
+                call.trace.mark("sless.auth", started)
+
+    async def _authenticate(
+        self,
+        platform: Platform,
         scope: Scope,
         headers: list[tuple[bytes, bytes]],
         namespace: str,
@@ -376,6 +404,25 @@ class InvokeApp:
         body: bytes,
         timeout_s: float,
     ) -> None:
+        trace = call.trace
+        calling = time.time_ns()
+        try:
+            await self._call(platform, call, scope, receive, send, headers, body, timeout_s)
+        finally:
+            if trace is not None:
+                trace.mark("sless.call", calling, 0, {"sless.response_bytes": call.response_bytes})
+
+    async def _call(
+        self,
+        platform: Platform,
+        call: _Call,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeout_s: float,
+    ) -> None:
         async with open_call(
             platform.backend,
             call.namespace,
@@ -388,12 +435,15 @@ class InvokeApp:
             timeout_s=timeout_s,
             idle_s=platform.settings.gateway.stream_idle_timeout_s,
             version=call.version,
+            traceparent=call.trace.traceparent if call.trace is not None else None,
         ) as stream:
+            if stream.cold:
+                _cold_start(platform, call, stream)
             out_headers = stream.headers
             out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
             call.status = stream.status
             if not stream.complete:
-                await _relay(call, stream, scope, receive, send, out_headers)
+                await relay(call, stream, scope, receive, send, out_headers)
                 return
             # the whole answer is here (the usual case): one body with its length
             chunks = []
@@ -409,54 +459,25 @@ class InvokeApp:
             call.response_bytes = len(payload)
 
 
-async def _relay(
-    call: _Call,
-    stream: Stream,
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    out_headers: list[tuple[bytes, bytes]],
-) -> None:
-    """Pass a streamed answer on chunk by chunk as it arrives (chunked, unless the
-    function gave a length), until its end, the call's deadline or the caller leaving.
+def _cold_start(platform: Platform, call: _Call, stream: Stream) -> None:
+    """The call waited for a worker (or a pod) started for it: a histogram, a span."""
+    leasing, leased = stream.leased
+    platform.metrics.record_cold_start(call.namespace, call.name, (leased - leasing) / 1e9)
+    if call.trace is not None:
+        call.trace.mark("sless.cold_start", leasing, leased)
 
-    Nothing is buffered here: ``send`` waits while the caller's socket is full, and the
-    upstream connection stops being read meanwhile (sless.backends.http1), so a slow
-    caller holds the function back, not the gateway's memory. The caller leaving (its
-    ``http.disconnect``) cancels the relay; leaving ``open_call`` early closes the
-    upstream connection and the runtime stops the handler. Past the deadline the call
-    fails as a timeout (the worker is stopped) and the caller sees the stream cut short
-    (no last chunk): a failure after the head can only be told that way.
-    """
-    length = stream.content_length
-    if length is not None and scope["method"] != "HEAD":
-        out_headers.append((b"content-length", length))
-    relay = asyncio.current_task()
-    assert relay is not None
-    gone = False
 
-    async def watch() -> None:
-        nonlocal gone
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        gone = True
-        relay.cancel()
-
-    watcher = asyncio.create_task(watch())
-    try:
-        async with asyncio.timeout(max(0.0, stream.deadline - time.monotonic())):
-            call.responded = True
-            await send(
-                {"type": "http.response.start", "status": stream.status, "headers": out_headers}
-            )
-            while chunk := await stream.read():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                call.response_bytes += len(chunk)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-    except asyncio.CancelledError:
-        if not gone:
-            raise
-        relay.uncancel()
-        call.error = "client_disconnected"
-    finally:
-        watcher.cancel()
+def _span_attributes(call: _Call, scope: Scope) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "sless.namespace": call.namespace,
+        "sless.function": call.name,
+        "sless.invocation_id": str(call.invocation_id),
+        "http.request.method": scope["method"],
+        "http.response.status_code": call.status,
+        "sless.response_bytes": call.response_bytes,
+    }
+    if call.version:
+        attributes["sless.version"] = call.version
+    if call.error:
+        attributes["error.type"] = call.error
+    return attributes

@@ -127,7 +127,8 @@ class FunctionPool:
             retry_after=retry_after,
         )
 
-    async def _acquire(self) -> _Slot:
+    async def _acquire(self) -> tuple[_Slot, bool]:
+        """A slot with room for one more call, and whether it was started for it."""
         deadline = time.monotonic() + self.queue_timeout_s
         while True:
             async with self._cond:
@@ -139,7 +140,7 @@ class FunctionPool:
                 if free:
                     slot = min(free, key=lambda s: s.inflight)
                     slot.inflight += 1
-                    return slot
+                    return slot, False
                 if len(self._slots) + self._starting < self.max_workers:
                     self._starting += 1
                     break
@@ -171,12 +172,14 @@ class FunctionPool:
                 raise RuntimeError("pool closed")
             slot.inflight += 1
             self._slots.append(slot)
-            return slot
+            return slot, True
 
     @contextlib.asynccontextmanager
     async def lease(self) -> AsyncIterator[Upstream]:
-        slot = await self._acquire()
-        upstream = Upstream(client=slot.client, ending=slot.worker.ending, note=self.note)
+        slot, cold = await self._acquire()
+        upstream = Upstream(
+            client=slot.client, ending=slot.worker.ending, note=self.note, cold=cold
+        )
         started = time.monotonic()
         try:
             yield upstream
