@@ -51,7 +51,7 @@ class Receiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["content-length"]))
                 request = ExportTraceServiceRequest()
                 request.ParseFromString(body)
