@@ -430,7 +430,10 @@ class StreamWriter {
 
   // a failure after the head: the caller sees the stream cut short (no last chunk)
   cut() {
-    this.res.destroy();
+    // what was written goes out first; then the connection closes without the last chunk
+    const socket = this.res.socket;
+    if (socket && !socket.destroyed) socket.end();
+    else this.res.destroy();
   }
 }
 
