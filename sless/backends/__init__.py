@@ -32,6 +32,7 @@ from sless.backends.calling import (
     reason_of,
     resolve,
     route,
+    without_trace_context,
 )
 
 if TYPE_CHECKING:
@@ -79,4 +80,5 @@ __all__ = [
     "reason_of",
     "resolve",
     "route",
+    "without_trace_context",
 ]

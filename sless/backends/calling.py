@@ -39,6 +39,11 @@ log = logging.getLogger(__name__)
 _TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
 
 
+def without_trace_context(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``headers`` without the caller's W3C trace context (names lower-cased, as ASGI's)."""
+    return [(k, v) for k, v in headers if k.lower() not in _TRACE_HEADERS]
+
+
 @dataclass(slots=True)
 class Response:
     status: int
@@ -253,8 +258,9 @@ async def open_call(
     the function's concurrency for as long as it lasts. Hop-by-hop fields (and those
     ``Connection`` names) are removed here from what goes out and from what comes back,
     whoever built ``headers``. ``idle_s``: the longest wait for the next chunk (None:
-    only the deadline). ``traceparent``: the W3C trace context the function gets, in
-    place of any the caller sent (None: the caller's passes as it is). Leaving the block
+    only the deadline). ``traceparent``: the W3C trace context the function gets (None:
+    the caller's passes as it is); the caller's own ``traceparent`` and ``tracestate``
+    must then be gone from ``headers`` (``without_trace_context``). Leaving the block
     before the end of the body closes the connection: the runtime server sees it and
     stops the handler. Errors as ``call_function``.
     """
@@ -267,7 +273,6 @@ async def open_call(
         ("x-sless-deadline", f"{deadline:.3f}"),
     ]
     if traceparent is not None:
-        forwarded = [(k, v) for k, v in forwarded if k.lower() not in _TRACE_HEADERS]
         forwarded.append(("traceparent", traceparent))
     limit = backend.max_response_bytes
     leasing = time.time_ns()

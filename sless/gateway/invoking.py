@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import Stream, open_call, pick
+from sless.backends import Stream, open_call, pick, without_trace_context
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
@@ -237,7 +237,7 @@ class InvokeApp:
                     call.trace.mark("sless.record", recording)
             if call.known:
                 platform.metrics.record(call.namespace, call.name, call.status, call.elapsed())
-                if call.trace is not None:
+                if call.trace is not None and call.trace.recording:
                     platform.tracing.end(call.trace, _span_attributes(call, scope))
 
     async def _serve(
@@ -423,13 +423,16 @@ class InvokeApp:
         body: bytes,
         timeout_s: float,
     ) -> None:
+        forwarded = _forwarded_headers(scope, headers)
+        if call.trace is not None and call.trace.caller_context:
+            forwarded = without_trace_context(forwarded)
         async with open_call(
             platform.backend,
             call.namespace,
             call.name,
             method=scope["method"],
             path=_target(scope, call.subpath),
-            headers=_forwarded_headers(scope, headers),
+            headers=forwarded,
             body=body,
             invocation_id=call.invocation_id,
             timeout_s=timeout_s,

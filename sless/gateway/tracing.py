@@ -58,23 +58,41 @@ def _span_id() -> str:
 class CallTrace:
     """One call's place in its trace, and when its steps began and ended."""
 
-    __slots__ = ("call_id", "flags", "marks", "parent_id", "root_id", "started", "trace_id")
+    __slots__ = (
+        "call_id",
+        "caller_context",
+        "flags",
+        "marks",
+        "parent_id",
+        "recording",
+        "root_id",
+        "started",
+        "trace_id",
+    )
 
-    def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, headers: list[tuple[bytes, bytes]], *, recording: bool = True) -> None:
         incoming = None
+        #: the caller sent trace context of its own (to be replaced, never passed on)
+        self.caller_context = False
         for key, value in headers:
-            if key == b"traceparent":
-                incoming = parse_traceparent(value.decode("latin-1").strip().lower())
-                break
+            if key == b"traceparent" or key == b"tracestate":
+                self.caller_context = True
+                if key == b"traceparent" and incoming is None:
+                    incoming = parse_traceparent(value.decode("latin-1").strip().lower())
+        # one draw for every id: not secrets, only unique within their trace (W3C 3.2.2.4);
+        # an all-zero id is invalid, and 2**-64 rare: it is made 1
+        ids = f"{random.getrandbits(256):064x}"
         if incoming is None:
-            self.trace_id = f"{random.getrandbits(128) or 1:032x}"
+            self.trace_id = ids[:32] if ids[:32] != _ZERO_TRACE else "0" * 31 + "1"
             self.parent_id: str | None = None
             self.flags = "01"
         else:
             self.trace_id, self.parent_id, self.flags = incoming
-        self.root_id = _span_id()
+        self.root_id = ids[32:48] if ids[32:48] != _ZERO_SPAN else "0" * 15 + "1"
         #: the ``sless.call`` span: the function's spans are its children
-        self.call_id = _span_id()
+        self.call_id = ids[48:] if ids[48:] != _ZERO_SPAN else "0" * 15 + "2"
+        #: spans will be made of the marks (an exporter is set); else ``mark`` does nothing
+        self.recording = recording
         self.started = time.time_ns()
         #: (span name, start ns, end ns, attributes)
         self.marks: list[tuple[str, int, int, dict[str, Any]]] = []
@@ -89,7 +107,8 @@ class CallTrace:
     ) -> None:
         """A step that began at ``start_ns`` (``time.time_ns``) and ended at ``end_ns``
         (0: now)."""
-        self.marks.append((name, start_ns, end_ns or time.time_ns(), attributes or {}))
+        if self.recording:
+            self.marks.append((name, start_ns, end_ns or time.time_ns(), attributes or {}))
 
 
 class Tracing:
@@ -115,11 +134,13 @@ class Tracing:
     service = "sless-gateway"
 
     def begin(self, headers: list[tuple[bytes, bytes]]) -> CallTrace | None:
-        return CallTrace(headers) if self.enabled else None
+        if not self.enabled:
+            return None
+        return CallTrace(headers, recording=self.processor is not None)
 
     def end(self, trace: CallTrace, attributes: dict[str, Any]) -> None:
         """The call has ended: its spans to the processor, if there is one."""
-        if self.processor is None:
+        if self.processor is None or not trace.recording:
             return
         for span in _spans(trace, attributes, self.service):
             self.processor.on_end(span)
