@@ -262,6 +262,10 @@ function makeResponse(result) {
     const headers = checkedHeaders(Object.entries(raw));
     const body = result.body;
     let payload;
+    if (isIterable(body)) {
+      if (!headers['content-type']) headers['content-type'] = 'application/octet-stream';
+      return [status, headers, body];
+    }
     if (body === undefined || body === null) {
       payload = Buffer.alloc(0);
     } else if (Buffer.isBuffer(body) || body instanceof Uint8Array) {
@@ -282,6 +286,7 @@ function makeResponse(result) {
     return [status, headers, payload];
   }
   if (Buffer.isBuffer(result)) return [200, { 'content-type': 'application/octet-stream' }, result];
+  if (isIterable(result)) return [200, { 'content-type': 'application/octet-stream' }, result];
   return [200, { 'content-type': 'application/json' }, jsonBytes(result)];
 }
 
@@ -313,6 +318,122 @@ class Slots {
     const next = this.waiting.shift();
     if (next) next();
     else this.free += 1;
+  }
+}
+
+function isIterable(value) {
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value) || value instanceof Uint8Array) return false;
+  if (Array.isArray(value)) return false;
+  return typeof value[Symbol.asyncIterator] === 'function'
+    || (typeof value[Symbol.iterator] === 'function' && typeof value.next === 'function');
+}
+
+function chunkBytes(value) {
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  return Buffer.concat([jsonBytes(value), Buffer.from('\n')]);
+}
+
+// A streamed answer (HTTP/1.1 chunked): from an async iterator the handler returns (or
+// the body of its response object), or from context.write(). Each chunk waits for the
+// socket to drain before the next is taken, so the gateway's back-pressure reaches the
+// handler. The gateway closing the connection stops the handler: the iterator is
+// returned (its finally runs), context.signal aborts, and context.write rejects.
+class StreamWriter {
+  constructor(res, headOnly, invocationId) {
+    this.res = res;
+    this.headOnly = headOnly;
+    this.invocationId = invocationId;
+    this.started = false;
+    this.gone = false;
+    this.aborter = new AbortController();
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      this.gone = true;
+      this.aborter.abort();
+    });
+  }
+
+  start(status, headers) {
+    this.started = true;
+    delete headers['content-length'];
+    this.res.writeHead(status, headers);
+    this.res.flushHeaders();
+  }
+
+  async writeChunk(value) {
+    if (this.gone) throw new Error('the caller went away');
+    if (this.res.writableEnded) throw new Error('the response has ended: write before the handler returns');
+    const chunk = chunkBytes(value);
+    if (!chunk.length || this.headOnly) return; // an empty chunk would end the body
+    if (!this.res.write(chunk)) {
+      await new Promise((resolve) => {
+        const done = () => {
+          this.res.off('drain', done);
+          this.res.off('close', done);
+          resolve();
+        };
+        this.res.on('drain', done);
+        this.res.on('close', done);
+      });
+    }
+    if (this.gone) throw new Error('the caller went away');
+  }
+
+  async write(value, context, base) {
+    if (!this.started) {
+      const status = context.status;
+      if (!Number.isInteger(status) || status < 100 || status > 599) {
+        throw new HandlerResultError(`context.status must be an integer 100-599, got ${JSON.stringify(status)}`);
+      }
+      const headers = checkedHeaders(Object.entries(context.headers || {}));
+      if (!headers['content-type']) headers['content-type'] = 'application/octet-stream';
+      this.start(status, { ...headers, ...base });
+    }
+    await this.writeChunk(value);
+  }
+
+  async pipe(iterable, invocationId) {
+    const iterator = typeof iterable[Symbol.asyncIterator] === 'function'
+      ? iterable[Symbol.asyncIterator]() : iterable[Symbol.iterator]();
+    let finished = false;
+    try {
+      while (!this.gone) {
+        const step = await iterator.next();
+        if (step.done) {
+          finished = true;
+          break;
+        }
+        await this.writeChunk(step.value);
+      }
+    } catch (err) {
+      if (!this.gone) logError(invocationId, err);
+      this.cut();
+      return;
+    } finally {
+      if (!finished && typeof iterator.return === 'function') {
+        try {
+          await iterator.return();
+        } catch (err) {
+          logError(invocationId, err);
+        }
+      }
+    }
+    if (this.gone) return;
+    await this.end();
+  }
+
+  end() {
+    return new Promise((resolve) => this.res.end(resolve));
+  }
+
+  // a failure after the head: the caller sees the stream cut short (no last chunk)
+  cut() {
+    // what was written goes out first; then the connection closes without the last chunk
+    const socket = this.res.socket;
+    if (socket && !socket.destroyed) socket.end();
+    else this.res.destroy();
   }
 }
 
@@ -363,27 +484,53 @@ function serve(config, func, adapter) {
       send(res, err.status, { ...base, 'content-type': 'application/json' }, errorBody(err.code, err.message, invocationId));
       return;
     }
+    const stream = new StreamWriter(res, req.method === 'HEAD', invocationId);
     const context = {
       function: config.functionName,
       namespace: config.namespace,
       invocation_id: invocationId,
       deadline,
+      // the W3C trace context of this call: send it on as `traceparent` to continue the trace
+      traceparent: header('traceparent') || '',
+      trace_id: (header('traceparent') || '').length === 55 ? header('traceparent').slice(3, 35) : '',
       remaining_time: () => Math.max(0, deadline - Date.now() / 1000),
+      // a stream written from the handler: set status and headers before the first write
+      status: 200,
+      headers: {},
+      write: (chunk) => stream.write(chunk, context, base),
+      // aborted when the caller (the gateway) goes away
+      signal: stream.aborter.signal,
     };
     await slots.acquire();
-    let response;
     try {
-      const result = await func(event, context);
-      response = makeResponse(result);
-    } catch (err) {
-      logError(invocationId, err);
-      response = [500, { 'content-type': 'application/json' },
-        errorBody('handler_error', 'the function raised an error', invocationId)];
+      let response;
+      try {
+        const result = await func(event, context);
+        if (stream.started) {
+          await stream.end();
+          return;
+        }
+        response = makeResponse(result);
+      } catch (err) {
+        if (stream.started) {
+          if (!stream.gone) logError(invocationId, err);
+          stream.cut();
+          return;
+        }
+        logError(invocationId, err);
+        response = [500, { 'content-type': 'application/json' },
+          errorBody('handler_error', 'the function raised an error', invocationId)];
+      }
+      const [status, headers, body] = response;
+      if (isIterable(body)) {
+        stream.start(status, { ...headers, ...base });
+        await stream.pipe(body, invocationId);
+        return;
+      }
+      send(res, status, { ...headers, ...base }, req.method === 'HEAD' ? Buffer.alloc(0) : body);
     } finally {
       slots.release();
     }
-    const [status, headers, body] = response;
-    send(res, status, { ...headers, ...base }, req.method === 'HEAD' ? Buffer.alloc(0) : body);
   }
 
   const server = http.createServer((req, res) => {

@@ -225,13 +225,19 @@ class Config:
 class Context:
     """What the handler gets as ``context``."""
 
-    __slots__ = ("deadline", "function", "invocation_id", "namespace")
+    __slots__ = ("deadline", "function", "invocation_id", "namespace", "trace_id", "traceparent")
 
-    def __init__(self, function: str, namespace: str, invocation_id: str, deadline: float):
+    def __init__(
+        self, function: str, namespace: str, invocation_id: str, deadline: float, traceparent: str = ""
+    ):
         self.function = function
         self.namespace = namespace
         self.invocation_id = invocation_id
         self.deadline = deadline
+        #: the W3C trace context of this call (the gateway's call span as parent): send it
+        #: on as the ``traceparent`` header of outgoing calls to continue the trace
+        self.traceparent = traceparent
+        self.trace_id = traceparent[3:35] if len(traceparent) == 55 else ""
 
     def remaining_time(self) -> float:
         """Seconds left before the gateway gives up on this invocation (never negative)."""
@@ -415,6 +421,17 @@ def render(status: int, headers: dict[str, str] | list[tuple[str, str]], body: b
     return ("\r\n".join(out) + "\r\n\r\n").encode("latin-1") + body
 
 
+def render_head(status: int, headers: dict[str, str] | list[tuple[str, str]], keep_alive: bool) -> bytes:
+    """The head of a streamed answer: chunked, its length unknown until it ends."""
+    out = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}"]
+    for name, value in headers.items() if isinstance(headers, dict) else headers:
+        out.append(f"{name}: {value}")
+    out.append("transfer-encoding: chunked")
+    if not keep_alive:
+        out.append("connection: close")
+    return ("\r\n".join(out) + "\r\n\r\n").encode("latin-1")
+
+
 def error_body(code: str, message: str, invocation_id: str | None = None) -> bytes:
     err: dict[str, str] = {"code": code, "message": message}
     if invocation_id:
@@ -499,7 +516,66 @@ def checked_headers(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return out
 
 
-def make_response(result: Any) -> tuple[int, dict[str, str], bytes]:
+class Streamed:
+    """A body the handler streams: an iterator or async iterator of chunks (bytes as they
+    are, str as UTF-8, anything else as one line of JSON), sent chunk by chunk as it
+    yields. Sync iterators advance on the handler thread pool, so a blocking generator
+    never stalls the server; each next chunk is asked for only once the previous one is
+    written (the gateway's back-pressure reaches the handler)."""
+
+    __slots__ = ("_iterator", "is_async")
+
+    def __init__(self, iterable: Any) -> None:
+        self.is_async = hasattr(iterable, "__anext__") or hasattr(iterable, "__aiter__")
+        self._iterator = iterable.__aiter__() if self.is_async else iter(iterable)
+
+    async def next(self, pool: Any) -> bytes | None:
+        """The next chunk as bytes; None at the end."""
+        if self.is_async:
+            try:
+                value = await self._iterator.__anext__()
+            except StopAsyncIteration:
+                return None
+        else:
+            value = await asyncio.get_running_loop().run_in_executor(pool, next, self._iterator, _END)
+            if value is _END:
+                return None
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)
+        if isinstance(value, str):
+            return value.encode("utf-8")
+        return json_bytes(value) + b"\n"
+
+    async def close(self, pool: Any) -> None:
+        """Stop the handler: GeneratorExit at its ``yield``, so its ``finally`` runs."""
+        if self.is_async:
+            close = getattr(self._iterator, "aclose", None)
+            if close is not None:
+                await close()
+            return
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            await asyncio.get_running_loop().run_in_executor(pool, close)
+
+
+_END = object()
+
+
+def is_stream(value: Any) -> bool:
+    """A generator, an async generator or iterator, or any other iterator (not a str,
+    bytes, dict or list: those are whole bodies)."""
+    if isinstance(value, (str, bytes, bytearray, dict, list, tuple)):
+        return False
+    return (
+        isinstance(value, (types.GeneratorType, types.AsyncGeneratorType))
+        or hasattr(value, "__anext__")
+        or (hasattr(value, "__next__") and hasattr(value, "__iter__"))
+    )
+
+
+def make_response(result: Any) -> tuple[int, dict[str, str], bytes | Streamed]:
+    if is_stream(result):
+        return 200, {"content-type": "application/octet-stream"}, Streamed(result)
     if isinstance(result, dict) and "statusCode" in result:
         status = result["statusCode"]
         if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
@@ -509,6 +585,9 @@ def make_response(result: Any) -> tuple[int, dict[str, str], bytes]:
             raise HandlerResultError("headers must be a dict")
         headers = dict(checked_headers(list(raw_headers.items())))
         body = result.get("body")
+        if is_stream(body):
+            headers.setdefault("content-type", "application/octet-stream")
+            return status, headers, Streamed(body)
         if body is None:
             payload = b""
         elif isinstance(body, (bytes, bytearray)):
@@ -628,24 +707,25 @@ class Server:
             event = build_event(request)
         except BadRequest as e:
             return e.status, {**base, "content-type": "application/json"}, error_body(e.code, e.message, invocation_id)
-        context = Context(self.config.function, self.config.namespace, invocation_id, deadline)
-        async with self.slots:
-            try:
-                if self.is_async:
-                    result = await self.func(event, context)
-                else:
-                    loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(self.pool, self.func, event, context)
-                    if is_awaitable(result):
-                        result = await result
-                status, headers, body = make_response(result)
-            except Exception as exc:
-                log_exception(invocation_id, exc)
-                return (
-                    500,
-                    {**base, "content-type": "application/json"},
-                    error_body("handler_error", "the function raised an error", invocation_id),
-                )
+        context = Context(
+            self.config.function, self.config.namespace, invocation_id, deadline, values.get("traceparent", "")
+        )
+        try:
+            if self.is_async:
+                result = await self.func(event, context)
+            else:
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(self.pool, self.func, event, context)
+                if is_awaitable(result):
+                    result = await result
+            status, headers, body = make_response(result)
+        except Exception as exc:
+            log_exception(invocation_id, exc)
+            return (
+                500,
+                {**base, "content-type": "application/json"},
+                error_body("handler_error", "the function raised an error", invocation_id),
+            )
         headers.update(base)
         return status, headers, body
 
@@ -663,17 +743,70 @@ class Server:
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         base = [("x-sless-invocation-id", invocation_id)]
         call = self.adapter_module.Call(request, invocation_id, deadline)
-        async with self.slots:
-            try:
-                response = await self.adapter(call, self.run)
-            except Exception as exc:
-                log_exception(invocation_id, exc)
-                return (
-                    500,
-                    [*base, ("content-type", "application/json")],
-                    error_body("handler_error", "the function raised an error", invocation_id),
-                )
+        try:
+            response = await self.adapter(call, self.run)
+        except Exception as exc:
+            log_exception(invocation_id, exc)
+            return (
+                500,
+                [*base, ("content-type", "application/json")],
+                error_body("handler_error", "the function raised an error", invocation_id),
+            )
         return response.status, [*response.headers, *base], response.body
+
+    async def stream(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        head: bytes,
+        body: Streamed,
+        invocation_id: str,
+    ) -> bool:
+        """Write ``head``, then each chunk as the handler yields it (HTTP/1.1 chunked),
+        waiting for the socket to drain before asking for the next. The gateway closing
+        the connection (EOF on ``reader``) stops the handler. True: the stream ended as
+        the handler meant it, and the connection can serve the next request."""
+        writer.write(head)
+        gone = asyncio.ensure_future(reader.read(1))  # the gateway sends nothing meanwhile
+        pending: asyncio.Future[Any] | None = None
+        try:
+            await writer.drain()
+            while True:
+                pending = asyncio.ensure_future(body.next(self.pool))
+                await asyncio.wait((pending, gone), return_when=asyncio.FIRST_COMPLETED)
+                if not pending.done():
+                    break  # the gateway left (or talked out of turn)
+                chunk, pending = pending.result(), None
+                if chunk is None:
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                    return not gone.done()
+                if chunk:  # an empty chunk would end the body: never sent
+                    writer.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+                    await writer.drain()
+                if gone.done():
+                    break
+            return False
+        except (ConnectionError, asyncio.CancelledError):
+            return False
+        except Exception as exc:  # the handler failed mid-stream: the caller sees it cut
+            log_exception(invocation_id, exc)
+            return False
+        finally:
+            gone.cancel()
+            await self.stop_stream(body, pending, invocation_id)
+
+    async def stop_stream(self, body: Streamed, pending: Any, invocation_id: str) -> None:
+        if pending is not None:
+            if body.is_async:
+                pending.cancel()
+            # a sync generator cannot be closed while its thread runs it: let it yield
+            with contextlib.suppress(BaseException):
+                await pending
+        try:
+            await body.close(self.pool)
+        except Exception as exc:
+            log_exception(invocation_id, exc)
 
     @property
     def adapter_module(self) -> Any:
@@ -694,7 +827,25 @@ class Server:
                     return
                 connection = dict(request.headers).get("connection", "").lower()
                 keep_alive = connection != "close" if request.version == "HTTP/1.1" else connection == "keep-alive"
-                status, headers, body = await self.invoke(request)
+                # a slot bounds the calls running at once; a stream holds it until its
+                # last chunk is written
+                await self.slots.acquire()
+                try:
+                    status, headers, body = await self.invoke(request)
+                    if isinstance(body, Streamed):
+                        if request.method == "HEAD":
+                            await self.stop_stream(body, None, "")
+                            body = b""
+                        else:
+                            head = render_head(status, headers, keep_alive)
+                            invocation_id = dict(headers).get("x-sless-invocation-id", "")
+                            if not await self.stream(reader, writer, head, body, invocation_id):
+                                return
+                            if not keep_alive:
+                                return
+                            continue
+                finally:
+                    self.slots.release()
                 if request.method == "HEAD":
                     body = b""
                 writer.write(render(status, headers, body, keep_alive))

@@ -23,7 +23,17 @@ from sless.backends.base import (
     Upstream,
     WatchedTrigger,
 )
-from sless.backends.calling import Response, call_function, pick, reason_of, resolve, route
+from sless.backends.calling import (
+    Response,
+    Stream,
+    call_function,
+    open_call,
+    pick,
+    reason_of,
+    resolve,
+    route,
+    without_trace_context,
+)
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -55,6 +65,7 @@ __all__ = [
     "FunctionStore",
     "Response",
     "Serving",
+    "Stream",
     "TenantSpaces",
     "TriggerStore",
     "TriggerWatch",
@@ -64,8 +75,10 @@ __all__ = [
     "call_function",
     "make_backend",
     "make_cluster_backend",
+    "open_call",
     "pick",
     "reason_of",
     "resolve",
     "route",
+    "without_trace_context",
 ]

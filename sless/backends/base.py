@@ -41,6 +41,8 @@ class Upstream:
     #: appends one line of the platform's to the function's log (None: the mode has no
     #: log of its own to append to, e.g. a pod's output)
     note: Callable[[str], None] | None = None
+    #: the lease started a worker (or a pod) for this call: a cold start
+    cold: bool = False
 
 
 class FunctionStore(Protocol):

@@ -17,21 +17,31 @@ same reason is appended to the function's log where the mode keeps one
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from sless.backends import headers as _headers
 from sless.backends.base import Serving, Upstream
-from sless.backends.http1 import ResponseTooLarge, UpstreamBroken
+from sless.backends.http1 import RawStream, ResponseTooLarge, UpstreamBroken
 from sless.errors import BadRequest, InvocationTimeout, NotFound, SlessError, UpstreamError
 from sless.models import FunctionSpec
 from sless.models import endings as _endings
 
 log = logging.getLogger(__name__)
+
+#: W3C trace context fields: replaced by the gateway's own when it traces the call
+_TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
+
+
+def without_trace_context(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``headers`` without the caller's W3C trace context (names lower-cased, as ASGI's)."""
+    return [(k, v) for k, v in headers if k.lower() not in _TRACE_HEADERS]
 
 
 @dataclass(slots=True)
@@ -96,14 +106,163 @@ async def call_function(
     timeout_s: float,
     version: str | None = None,
 ) -> Response:
-    """Send one request to the function.
+    """Send one request to the function and read its whole answer (``open_call``, read
+    to the end: a streamed answer is gathered, within the same limits).
 
-    Hop-by-hop fields (and those ``Connection`` names) are removed here from what goes out
-    and from what comes back, whoever built ``headers``. Raises ``InvocationTimeout``,
-    ``UpstreamError`` (both naming why the call died: ``reason_of``), ``NotReady`` or
-    ``NotFound``. ``version``: the version to call, as ``pick`` chose it (None: one drawn
-    here by the serving spec's traffic split, see ``route``). The answer is at most
-    ``backend.max_response_bytes``.
+    Raises ``InvocationTimeout``, ``UpstreamError`` (both naming why the call died:
+    ``reason_of``), ``NotReady`` or ``NotFound``. ``version``: the version to call, as
+    ``pick`` chose it (None: one drawn here by the serving spec's traffic split, see
+    ``route``). The answer is at most ``backend.max_response_bytes``.
+    """
+    async with open_call(
+        backend,
+        namespace,
+        name,
+        method=method,
+        path=path,
+        headers=headers,
+        body=body,
+        invocation_id=invocation_id,
+        timeout_s=timeout_s,
+        version=version,
+    ) as stream:
+        chunks = []
+        while chunk := await stream.read():
+            chunks.append(chunk)
+        return Response(stream.status, stream.headers, b"".join(chunks), stream.version)
+
+
+class Stream:
+    """A call's answer whose head has arrived: ``read`` its body as the function sends it.
+
+    Each ``read`` waits at most ``idle_s`` and never past the call's deadline (set when the
+    call was sent: the time limit covers the whole stream). A read that fails ends the
+    call with the error ``call_function`` would raise (its reason noted in the log)."""
+
+    __slots__ = (
+        "_deadline",
+        "_idle_s",
+        "_invocation_id",
+        "_limit",
+        "_raw",
+        "_timeout_s",
+        "_upstream",
+        "cold",
+        "headers",
+        "leased",
+        "received",
+        "status",
+        "version",
+    )
+
+    def __init__(
+        self,
+        raw: RawStream,
+        upstream: Upstream,
+        *,
+        version: str | None,
+        invocation_id: uuid.UUID,
+        deadline: float,
+        timeout_s: float,
+        idle_s: float,
+        limit: int,
+        leased: tuple[int, int] = (0, 0),
+    ) -> None:
+        self.status = raw.status
+        #: when the wait for a worker (or a pod) began and ended (``time.time_ns``)
+        self.leased = leased
+        #: the wait started a worker (or a pod) for this call
+        self.cold = upstream.cold
+        #: response headers without hop-by-hop fields and without ``X-Sless-*``
+        self.headers = _headers.from_function(raw.headers)
+        #: the version that answered
+        self.version = version
+        #: body bytes read so far
+        self.received = 0
+        self._raw = raw
+        self._upstream = upstream
+        self._invocation_id = invocation_id
+        self._deadline = deadline
+        self._timeout_s = timeout_s
+        self._idle_s = idle_s
+        self._limit = limit
+
+    @property
+    def finished(self) -> bool:
+        """The whole body has been read."""
+        return self._raw.finished
+
+    @property
+    def complete(self) -> bool:
+        """The whole body has arrived: reading it to the end does not wait."""
+        return self._raw.complete
+
+    @property
+    def deadline(self) -> float:
+        """When the call's time is up (``time.monotonic``): the stream must end by then."""
+        return self._deadline
+
+    @property
+    def content_length(self) -> bytes | None:
+        """The answer's own ``Content-Length`` (llhttp checked its digits), if it had one."""
+        for key, value in self._raw.headers:
+            if key == b"content-length":
+                return value
+        return None
+
+    async def read(self) -> bytes:
+        """The next chunk as it arrived, ``b""`` at the end of the body."""
+        raw, upstream = self._raw, self._upstream
+        try:
+            if raw.ready:  # already here: no timer to arm (the usual whole answer)
+                chunk = await raw.read()
+            else:
+                left = self._deadline - time.monotonic()
+                async with asyncio.timeout(max(0.0, min(left, self._idle_s))):
+                    chunk = await raw.read()
+        except TimeoutError:
+            upstream.timed_out = True
+            if time.monotonic() >= self._deadline - 0.001:
+                reason = _endings.timed_out(self._timeout_s)
+            else:
+                reason = f"sent nothing for {self._idle_s:g} s (the worker was stopped)"
+            raise _died(InvocationTimeout, upstream, self._invocation_id, reason) from None
+        except ResponseTooLarge:
+            reason = _endings.response_too_large(self._limit)
+            raise _died(UpstreamError, upstream, self._invocation_id, reason) from None
+        except UpstreamBroken as e:
+            raise await _broken(upstream, self._invocation_id, e) from None
+        self.received += len(chunk)
+        return chunk
+
+
+@contextlib.asynccontextmanager
+async def open_call(
+    backend: Serving,
+    namespace: str,
+    name: str,
+    *,
+    method: str,
+    path: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    invocation_id: uuid.UUID,
+    timeout_s: float,
+    idle_s: float | None = None,
+    version: str | None = None,
+    traceparent: str | None = None,
+) -> AsyncIterator[Stream]:
+    """Send one request to the function; within the block, its answer (``Stream``).
+
+    The worker (or pod) stays leased until the block ends, so a stream counts against
+    the function's concurrency for as long as it lasts. Hop-by-hop fields (and those
+    ``Connection`` names) are removed here from what goes out and from what comes back,
+    whoever built ``headers``. ``idle_s``: the longest wait for the next chunk (None:
+    only the deadline). ``traceparent``: the W3C trace context the function gets (None:
+    the caller's passes as it is); the caller's own ``traceparent`` and ``tracestate``
+    must then be gone from ``headers`` (``without_trace_context``). Leaving the block
+    before the end of the body closes the connection: the runtime server sees it and
+    stops the handler. Errors as ``call_function``.
     """
     if version is None:
         version = route(backend.serving(namespace, name))
@@ -113,12 +272,34 @@ async def call_function(
         ("x-sless-invocation-id", str(invocation_id)),
         ("x-sless-deadline", f"{deadline:.3f}"),
     ]
+    if traceparent is not None:
+        forwarded.append(("traceparent", traceparent))
     limit = backend.max_response_bytes
+    leasing = time.time_ns()
     async with backend.upstream(namespace, name, version) as upstream:
+        leased = (leasing, time.time_ns())
+        ends = time.monotonic() + timeout_s
         try:
-            async with asyncio.timeout(timeout_s):
-                raw = await upstream.client.request(
-                    method, path, forwarded, body, max_response_bytes=limit
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(timeout_s):
+                    try:
+                        raw = await stack.enter_async_context(
+                            upstream.client.stream(
+                                method, path, forwarded, body, max_response_bytes=limit
+                            )
+                        )
+                    except ValueError as e:
+                        raise BadRequest(f"the request cannot be forwarded: {e}") from None
+                yield Stream(
+                    raw,
+                    upstream,
+                    leased=leased,
+                    version=version,
+                    invocation_id=invocation_id,
+                    deadline=ends,
+                    timeout_s=timeout_s,
+                    idle_s=timeout_s if idle_s is None else idle_s,
+                    limit=limit,
                 )
         except TimeoutError:
             upstream.timed_out = True
@@ -128,14 +309,16 @@ async def call_function(
             reason = _endings.response_too_large(limit)
             raise _died(UpstreamError, upstream, invocation_id, reason) from None
         except UpstreamBroken as e:
-            upstream.failed = True
-            ending = await upstream.ending() if upstream.ending is not None else None
-            reason = _endings.worker_ended(ending)
-            log.warning("invocation of %s/%s failed: %s (%s)", namespace, name, e, reason)
-            raise _died(UpstreamError, upstream, invocation_id, reason) from None
-        except ValueError as e:
-            raise BadRequest(f"the request cannot be forwarded: {e}") from None
-    return Response(raw.status, _headers.from_function(raw.headers), raw.body, version)
+            raise await _broken(upstream, invocation_id, e) from None
+
+
+async def _broken(upstream: Upstream, invocation_id: uuid.UUID, error: Exception) -> SlessError:
+    """The error of a call whose connection failed: how the worker ended, if it did."""
+    upstream.failed = True
+    ending = await upstream.ending() if upstream.ending is not None else None
+    reason = _endings.worker_ended(ending)
+    log.warning("invocation %s failed: %s (%s)", invocation_id, error, reason)
+    return _died(UpstreamError, upstream, invocation_id, reason)
 
 
 def _died(

@@ -12,7 +12,9 @@ What it guarantees:
 - The request line and headers cannot be split by the caller: a target or header with a
   CR, LF or NUL is refused, and the target is percent-encoded apart from the characters
   RFC 3986 allows in a path and a query.
-- A response larger than ``max_response_bytes`` fails the call and closes the connection.
+- A response larger than ``max_response_bytes`` fails the call and closes the connection;
+  the bytes counted are those received, whether the answer is read whole (``request``) or
+  streamed (``stream``: each chunk as llhttp decodes it, with back-pressure).
 - A connection is reused only after a complete response that allows keep-alive, and is
   dropped after ``idle_s`` unused (the runtimes keep idle connections far longer, so the
   client always closes first and never writes to a connection the server is closing).
@@ -23,15 +25,17 @@ What it guarantees:
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import quote
 
 import httptools
 
-__all__ = ["Http1Client", "RawResponse", "ResponseTooLarge", "UpstreamBroken"]
+__all__ = ["Http1Client", "RawResponse", "RawStream", "ResponseTooLarge", "UpstreamBroken"]
 
 #: what may stay as is in a request target (RFC 3986 pchar, "/", "?", and "%" of escapes)
 _TARGET_SAFE = "/?:@!$&'()*+,;=-._~%"
@@ -73,22 +77,39 @@ def encode_request(
     return head + body if body else head
 
 
+#: a streamed answer waiting to be read past this many bytes stops the reads from the
+#: upstream (``pause_reading``) until it is back under ``_LOW_WATER``: a slow caller holds
+#: the upstream's writes in the kernel's socket buffers, never the gateway's memory
+_HIGH_WATER = 256 * 1024
+_LOW_WATER = 64 * 1024
+
+
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection; one exchange at a time."""
+    """One keep-alive connection; one exchange at a time.
+
+    An exchange resolves when the answer's head has arrived (``exchange``); its body is
+    then read chunk by chunk as it comes (``read``), with back-pressure on the upstream.
+    """
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.keep_alive = False
         self.last_used = time.monotonic()
-        self._waiter: asyncio.Future[RawResponse] | None = None
+        self._head: asyncio.Future[None] | None = None
         self._parser: httptools.HttpResponseParser | None = None
         self._head_only = False
         self._limit = 0
         self._size = 0
         self._status = 0
         self._headers: list[tuple[bytes, bytes]] = []
-        self._body: list[bytes] = []
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._buffered = 0
+        self._paused = False
+        self._readable: asyncio.Future[None] | None = None
+        self._error: Exception | None = None
+        #: the whole answer has arrived (its body too)
+        self.done = False
         self._headers_done = False
         self._framed = False  # content-length or chunked: the body has a known end
 
@@ -98,7 +119,7 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
-        if self._parser is None or self._waiter is None or self._waiter.done():
+        if self._parser is None or self.done or self._error is not None:
             # nothing was asked: a server that talks out of turn is not reused
             self.close()
             return
@@ -111,17 +132,23 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        waiter = self._waiter
-        if waiter is None or waiter.done():
+        if self._parser is None or self.done or self._error is not None:
             return
         if self._headers_done and not self._framed:
             # a body delimited by the end of the connection (RFC 9112 6.3, last rule)
             self.keep_alive = False
-            waiter.set_result(self._response())
+            self._finish()
         else:
-            waiter.set_exception(UpstreamBroken("the upstream closed the connection"))
+            self._fail(UpstreamBroken("the upstream closed the connection"))
 
     # -- httptools callbacks
+    def on_message_begin(self) -> None:
+        if self.done:
+            # a second answer to one request (in the packet that ended the first): it
+            # answers nothing we sent, and the connection is never reused
+            self.keep_alive = False
+            self.close()
+
     def on_header(self, name: bytes, value: bytes) -> None:
         name = name.lower()
         if name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value):
@@ -134,66 +161,141 @@ class _Connection(asyncio.Protocol):
         if 100 <= self._status < 200:
             return
         self._headers_done = True
+        if self._head is not None and not self._head.done():
+            self._head.set_result(None)
         if self._head_only:
             # a HEAD answer has no body whatever its content-length says; llhttp cannot
             # be told, so complete here and never reuse the connection
+            self._finish()
             self.keep_alive = False
-            self._complete()
 
     def on_body(self, body: bytes) -> None:
+        if self.done:
+            return
         self._size += len(body)
         if self._size > self._limit:
             self._fail(ResponseTooLarge(f"the response is larger than {self._limit} bytes"))
             return
-        self._body.append(body)
+        self._chunks.append(body)
+        self._buffered += len(body)
+        if self._buffered > _HIGH_WATER and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
 
     def on_message_complete(self) -> None:
         assert self._parser is not None
         if 100 <= self._status < 200:  # an interim answer: the real one follows
             self._headers.clear()
             return
-        self.keep_alive = self._parser.should_keep_alive()
-        self._complete()
+        if self.done:
+            return
+        self.keep_alive = self._parser.should_keep_alive() and not self.closed
+        self._finish()
 
     # -- exchange
-    def _response(self) -> RawResponse:
-        return RawResponse(self._status, self._headers, b"".join(self._body))
+    def _wake(self) -> None:
+        if self._readable is not None and not self._readable.done():
+            self._readable.set_result(None)
 
-    def _complete(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(self._response())
+    def _finish(self) -> None:
+        self.done = True
+        self._wake()
 
     def _fail(self, error: Exception) -> None:
         self.close()
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_exception(error)
+        if self._error is None and not self.done:
+            self._error = error
+        if self._head is not None and not self._head.done():
+            self._head.set_exception(error)
+        self._wake()
 
-    async def exchange(self, request: bytes, *, head_only: bool, limit: int) -> RawResponse:
+    async def exchange(self, request: bytes, *, head_only: bool, limit: int) -> None:
+        """Send ``request`` and wait for the answer's head (``status``, ``headers``)."""
         if self.transport is None or self.closed or self.transport.is_closing():
             raise UpstreamBroken("the connection is closed")
         self._parser = httptools.HttpResponseParser(self)
-        self._waiter = asyncio.get_running_loop().create_future()
+        self._head = asyncio.get_running_loop().create_future()
         self._head_only = head_only
         self._limit = limit
         self._size = 0
         self._status = 0
         self._headers = []
-        self._body = []
+        self._chunks.clear()
+        self._buffered = 0
+        self._error = None
+        self.done = False
         self._headers_done = False
         self._framed = False
         self.keep_alive = False
         self.transport.write(request)
-        try:
-            return await self._waiter
-        finally:
-            self._waiter = None
-            self._parser = None
-            self.last_used = time.monotonic()
+        await self._head
+
+    @property
+    def finished(self) -> bool:
+        """Every chunk of the body has arrived and nothing is left to read."""
+        return self.done and not self._chunks
+
+    async def read(self) -> bytes:
+        """The next chunk of the body as it arrived; ``b""`` at its end. Raises
+        ``UpstreamBroken`` (``ResponseTooLarge``) if the answer failed on the way."""
+        while not self._chunks:
+            if self._error is not None:
+                raise self._error
+            if self.done:
+                return b""
+            self._readable = asyncio.get_running_loop().create_future()
+            try:
+                await self._readable
+            finally:
+                self._readable = None
+        chunk = self._chunks.popleft()
+        self._buffered -= len(chunk)
+        if self._paused and self._buffered < _LOW_WATER and not self.closed:
+            self._paused = False
+            assert self.transport is not None
+            self.transport.resume_reading()
+        return chunk
+
+    def release(self) -> None:
+        self._parser = None
+        self._head = None
+        self.last_used = time.monotonic()
 
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
             self.transport.close()
+
+
+@dataclass(slots=True)
+class RawStream:
+    """An answer whose head has arrived; its body is read with ``read`` as it comes."""
+
+    status: int
+    #: header names lower-cased, in the order received
+    headers: list[tuple[bytes, bytes]]
+    _connection: _Connection
+
+    async def read(self) -> bytes:
+        """The next chunk (``b""`` at the end of the body)."""
+        return await self._connection.read()
+
+    @property
+    def finished(self) -> bool:
+        """The whole body has been read: ``read`` would answer ``b""`` at once."""
+        return self._connection.finished
+
+    @property
+    def complete(self) -> bool:
+        """The whole body has arrived (some of it may be left to read)."""
+        return self._connection.done
+
+    @property
+    def ready(self) -> bool:
+        """``read`` answers without waiting (a chunk, the end, or the error is here)."""
+        connection = self._connection
+        return bool(connection._chunks) or connection.done or connection._error is not None
 
 
 Connect = Callable[[Callable[[], _Connection]], Awaitable[tuple[asyncio.BaseTransport, object]]]
@@ -268,24 +370,51 @@ class Http1Client:
         *,
         max_response_bytes: int,
     ) -> RawResponse:
-        """One exchange; raises ``UpstreamBroken`` (or ``ValueError`` for a bad request)."""
+        """One exchange, its body read whole; raises ``UpstreamBroken`` (or ``ValueError``
+        for a bad request)."""
+        async with self.stream(
+            method, target, headers, body, max_response_bytes=max_response_bytes
+        ) as answer:
+            chunks = []
+            while chunk := await answer.read():
+                chunks.append(chunk)
+            return RawResponse(answer.status, answer.headers, b"".join(chunks))
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        *,
+        max_response_bytes: int,
+    ) -> AsyncIterator[RawStream]:
+        """One exchange whose body is read as it arrives, within the block. The
+        connection is reused only if the block read the whole body; leaving early (a
+        caller gone, a timeout, an error) closes it, and the upstream sees the close."""
         if self._closed:
             raise UpstreamBroken("the client is closed")
         request = encode_request(method, target, self.host, headers, body)
         connection = await self._connection()
         try:
-            response = await connection.exchange(
-                request, head_only=method == "HEAD", limit=max_response_bytes
-            )
+            await connection.exchange(request, head_only=method == "HEAD", limit=max_response_bytes)
+            yield RawStream(connection._status, connection._headers, connection)
         except BaseException:
+            connection.release()
             self._drop(connection)
             raise
-        reusable = connection.keep_alive and not connection.closed and not self._closed
+        connection.release()
+        reusable = (
+            connection.finished
+            and connection.keep_alive
+            and not connection.closed
+            and not self._closed
+        )
         if reusable and len(self._idle) < self.max_idle:
             self._idle.append(connection)
-            return response
+            return
         self._drop(connection)
-        return response
 
     async def close(self) -> None:
         self._closed = True

@@ -16,6 +16,14 @@ class GatewaySettings(BaseModel):
     #: largest response body a function may answer (a larger one fails the call with 502
     #: "response larger than ..."), in every mode and for every kind of call
     max_response_bytes: int = Field(default=32 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    #: a streamed answer (sless.gateway.invoking) that sends nothing for this long fails
+    #: the call as a timeout and its worker is stopped; the function's own timeout still
+    #: bounds the whole stream (``SLESS_GATEWAY_STREAM_IDLE_TIMEOUT_S``)
+    stream_idle_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    #: every call of ``/fn/...`` starts or continues a W3C trace whose context reaches the
+    #: function (sless.gateway.tracing); spans are exported only with
+    #: ``SLESS_OTEL_EXPORTER_OTLP_ENDPOINT``
+    tracing: bool = True
     #: largest zip accepted by the upload endpoint (413 above it)
     max_upload_bytes: int = 50 * 1024 * 1024
     #: how long a clean shutdown waits for in-flight invocations
@@ -121,3 +129,13 @@ class LimitsSettings(BaseModel):
     #: bytes of function logs one tenant keeps on disk (embedded mode; the oldest lines
     #: are dropped past it, see docs/SECURITY.md)
     max_log_bytes: int = Field(default=64 * 1024 * 1024, ge=64 * 1024)
+
+
+class OtelSettings(BaseModel):
+    """OpenTelemetry export of the gateway's spans (``SLESS_OTEL_*``)."""
+
+    #: an OTLP/HTTP collector, e.g. ``http://127.0.0.1:4318`` (spans go to ``/v1/traces``);
+    #: None: no spans are made (the trace context still reaches the functions)
+    exporter_otlp_endpoint: str | None = None
+    #: ``service.name`` of the spans
+    service_name: str = "sless-gateway"

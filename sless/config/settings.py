@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from sless.config.access import AdminSettings, AuthSettings, MetricsSettings
 from sless.config.embedded import BuildSettings, EventsSettings, SandboxSettings
-from sless.config.gateway import GatewaySettings, LimitsSettings
+from sless.config.gateway import GatewaySettings, LimitsSettings, OtelSettings
 from sless.config.kubernetes import KubernetesSettings
 from sless.config.storage import DatabaseSettings, S3Settings, SecretsSettings
 from sless.config.validation import LLMSettings, ValidationSettings
@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     secrets: SecretsSettings = Field(default_factory=SecretsSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    otel: OtelSettings = Field(default_factory=OtelSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)

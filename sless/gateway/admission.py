@@ -181,7 +181,16 @@ class BodyTimedOut(Exception):
 class _BodyDeadline:
     """``receive`` with the body deadline; ``send`` silenced once the 408 went out."""
 
-    __slots__ = ("_receive", "_send", "deadline", "limits", "received", "started", "timed_out")
+    __slots__ = (
+        "_receive",
+        "_send",
+        "complete",
+        "deadline",
+        "limits",
+        "received",
+        "started",
+        "timed_out",
+    )
 
     def __init__(self, receive: Receive, send: Send, limits: AdmissionLimits) -> None:
         self._receive = receive
@@ -191,10 +200,15 @@ class _BodyDeadline:
         self.received = 0
         self.started = False
         self.timed_out = False
+        self.complete = False
 
     async def receive(self) -> Message:
         if self.timed_out:
             return {"type": "http.disconnect"}
+        if self.complete:
+            # the body has arrived: what is left to receive is the caller leaving, which a
+            # streamed answer waits for as long as it lasts (sless.gateway.invoking)
+            return await self._receive()
         loop = asyncio.get_running_loop()
         if self.deadline is None:
             self.deadline = loop.time() + self.limits.body_timeout_s
@@ -210,6 +224,7 @@ class _BodyDeadline:
             raise BodyTimedOut from None
         if message["type"] == "http.request":
             self.received += len(message.get("body", b""))
+            self.complete = not message.get("more_body", False)
         return message
 
     async def send(self, message: Message) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import call_function, pick
+from sless.backends import Stream, open_call, pick, without_trace_context
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
@@ -42,6 +42,8 @@ from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
+from sless.gateway.streaming import relay
+from sless.gateway.tracing import CallTrace
 from sless.models import AuthMode, is_dns1123_label, is_version_name
 from sless.store import InvocationRecord
 
@@ -106,6 +108,7 @@ class _Call:
         "started_at",
         "status",
         "subpath",
+        "trace",
         "version",
     )
 
@@ -135,6 +138,8 @@ class _Call:
         self.running = False
         #: the response has started: nothing more may be sent
         self.responded = False
+        #: the call's W3C trace context (None: tracing is off)
+        self.trace: CallTrace | None = None
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
@@ -207,6 +212,7 @@ class InvokeApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         platform: Platform = self._get_platform()
         call = _Call(scope["path"])
+        call.trace = platform.tracing.begin(scope["headers"])
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
@@ -225,9 +231,14 @@ class InvokeApp:
             if call.running:
                 platform.tenancy.limits.end_invocation(call.namespace)
             if call.known and not call.queued:
+                recording = time.time_ns()
                 platform.recorder.record(call.record())
+                if call.trace is not None:
+                    call.trace.mark("sless.record", recording)
             if call.known:
                 platform.metrics.record(call.namespace, call.name, call.status, call.elapsed())
+                if call.trace is not None and call.trace.recording:
+                    platform.tracing.end(call.trace, _span_attributes(call, scope))
 
     async def _serve(
         self, platform: Platform, call: _Call, scope: Scope, receive: Receive, send: Send
@@ -237,22 +248,25 @@ class InvokeApp:
             raise NotFound("function not found")
         if call.version is not None and not is_version_name(call.version):
             raise NotFound("function not found")
+        routing = time.time_ns()
         spec = platform.backend.serving(namespace, name)
         call.known = True
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         pinned = call.version is not None
         if spec.auth is AuthMode.TOKEN:
-            await self._authorize(platform, scope, headers, namespace)
+            await self._authorize(platform, call, scope, headers, namespace)
         # the version is drawn here (or named): its own spec sets the timeout, and a
         # version that needs a token gets one even when the current one is public
         version_spec, call.version = pick(platform.backend, namespace, name, spec, call.version)
         if version_spec.auth is AuthMode.TOKEN and spec.auth is not AuthMode.TOKEN:
-            await self._authorize(platform, scope, headers, namespace)
+            await self._authorize(platform, call, scope, headers, namespace)
         spec = version_spec
         if platform.backend.http_disabled(namespace, name):
             raise HttpTriggerDisabled(
                 f"function {name!r} is not reachable over http: its http trigger is disabled"
             )
+        if call.trace is not None:
+            call.trace.mark("sless.route", routing)
         # limits are per owning tenant (its namespace): anonymous callers of a public
         # function count against the function's owner
         limits = platform.tenancy.limits
@@ -266,7 +280,7 @@ class InvokeApp:
             return
         limits.start_invocation(namespace)
         call.running = True
-        await self._forward(platform, call, scope, send, headers, body, spec.timeout_s)
+        await self._forward(platform, call, scope, receive, send, headers, body, spec.timeout_s)
 
     async def _enqueue(
         self,
@@ -329,6 +343,21 @@ class InvokeApp:
     async def _authorize(
         self,
         platform: Platform,
+        call: _Call,
+        scope: Scope,
+        headers: list[tuple[bytes, bytes]],
+        namespace: str,
+    ) -> None:
+        started = time.time_ns()
+        try:
+            await self._authenticate(platform, scope, headers, namespace)
+        finally:
+            if call.trace is not None:
+                call.trace.mark("sless.auth", started)
+
+    async def _authenticate(
+        self,
+        platform: Platform,
         scope: Scope,
         headers: list[tuple[bytes, bytes]],
         namespace: str,
@@ -369,31 +398,89 @@ class InvokeApp:
         platform: Platform,
         call: _Call,
         scope: Scope,
+        receive: Receive,
         send: Send,
         headers: list[tuple[bytes, bytes]],
         body: bytes,
         timeout_s: float,
     ) -> None:
-        response = await call_function(
+        trace = call.trace
+        calling = time.time_ns()
+        try:
+            await self._call(platform, call, scope, receive, send, headers, body, timeout_s)
+        finally:
+            if trace is not None:
+                trace.mark("sless.call", calling, 0, {"sless.response_bytes": call.response_bytes})
+
+    async def _call(
+        self,
+        platform: Platform,
+        call: _Call,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeout_s: float,
+    ) -> None:
+        forwarded = _forwarded_headers(scope, headers)
+        if call.trace is not None and call.trace.caller_context:
+            forwarded = without_trace_context(forwarded)
+        async with open_call(
             platform.backend,
             call.namespace,
             call.name,
             method=scope["method"],
             path=_target(scope, call.subpath),
-            headers=_forwarded_headers(scope, headers),
+            headers=forwarded,
             body=body,
             invocation_id=call.invocation_id,
             timeout_s=timeout_s,
+            idle_s=platform.settings.gateway.stream_idle_timeout_s,
             version=call.version,
-        )
-        payload = response.body
-        out_headers = response.headers
-        out_headers.append((b"content-length", str(len(payload)).encode()))
-        out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
-        call.responded = True
-        call.status = response.status
-        await send(
-            {"type": "http.response.start", "status": response.status, "headers": out_headers}
-        )
-        await send({"type": "http.response.body", "body": payload})
-        call.response_bytes = len(payload)
+            traceparent=call.trace.traceparent if call.trace is not None else None,
+        ) as stream:
+            if stream.cold:
+                _cold_start(platform, call, stream)
+            out_headers = stream.headers
+            out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
+            call.status = stream.status
+            if not stream.complete:
+                await relay(call, stream, scope, receive, send, out_headers)
+                return
+            # the whole answer is here (the usual case): one body with its length
+            chunks = []
+            while chunk := await stream.read():
+                chunks.append(chunk)
+            payload = b"".join(chunks)
+            out_headers.append((b"content-length", str(len(payload)).encode()))
+            call.responded = True
+            await send(
+                {"type": "http.response.start", "status": stream.status, "headers": out_headers}
+            )
+            await send({"type": "http.response.body", "body": payload})
+            call.response_bytes = len(payload)
+
+
+def _cold_start(platform: Platform, call: _Call, stream: Stream) -> None:
+    """The call waited for a worker (or a pod) started for it: a histogram, a span."""
+    leasing, leased = stream.leased
+    platform.metrics.record_cold_start(call.namespace, call.name, (leased - leasing) / 1e9)
+    if call.trace is not None:
+        call.trace.mark("sless.cold_start", leasing, leased)
+
+
+def _span_attributes(call: _Call, scope: Scope) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "sless.namespace": call.namespace,
+        "sless.function": call.name,
+        "sless.invocation_id": str(call.invocation_id),
+        "http.request.method": scope["method"],
+        "http.response.status_code": call.status,
+        "sless.response_bytes": call.response_bytes,
+    }
+    if call.version:
+        attributes["sless.version"] = call.version
+    if call.error:
+        attributes["error.type"] = call.error
+    return attributes

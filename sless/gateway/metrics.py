@@ -135,6 +135,13 @@ class GatewayMetrics:
             fn,
             registry=r,
         )
+        self.cold_start_seconds = Histogram(
+            "sless_cold_start_seconds",
+            "How long a call waited for a worker (or a pod) started for it",
+            fn,
+            buckets=_SECONDS_BUCKETS,
+            registry=r,
+        )
         self._platform_metrics()
         self._series: dict[tuple[str, str], _Series] = {}
         self._per_namespace: dict[str, int] = {}
@@ -213,6 +220,10 @@ class GatewayMetrics:
             series.timeouts.inc()
         elif status == 429:
             series.throttled.inc()
+
+    def record_cold_start(self, namespace: str, name: str, seconds: float) -> None:
+        """A call waited ``seconds`` for a worker (or a pod) started for it."""
+        self.cold_start_seconds.labels(*self.series_labels(namespace, name)).observe(seconds)
 
     # -- the platform ------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import asyncpg
 
@@ -16,6 +16,7 @@ from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, Pagers
 from sless.gateway.quota_usage import QuotaUsage
+from sless.gateway.tracing import Tracing
 from sless.store import (
     AuditRepository,
     BlobStore,
@@ -97,6 +98,14 @@ class Platform:
     audit: AuditRepository
     pagers: Pagers
     quota_usage: QuotaUsage
+    #: the calls' trace context and spans (sless.gateway.tracing), from the settings
+    tracing: Tracing = field(init=False)
+
+    def __post_init__(self) -> None:
+        otel = self.settings.otel
+        self.tracing = Tracing.from_settings(
+            self.settings.gateway.tracing, otel.exporter_otlp_endpoint, otel.service_name
+        )
 
     @classmethod
     async def start(
@@ -221,5 +230,6 @@ class Platform:
         await self.events.stop()
         await self.backend.stop()
         await self.recorder.close()
+        self.tracing.shutdown()
         await self.validator.close()
         await self.db.close()

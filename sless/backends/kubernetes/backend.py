@@ -325,8 +325,11 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
         current = version is None or version == spec.version
         key = (namespace, name)
         pool: EndpointPool | None
+        #: the call waited for a pod to start (a cold start: sless.gateway.tracing)
+        cold = False
         if version is None or current:
             if key not in self._pools:  # scaled to zero (or starting): wake it, hold the call
+                cold = True
                 await self._activator.wake(key, lambda: key in self._pools)
             pool = self._pools[key]
         else:
@@ -339,11 +342,13 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
         # traffic split keeps the replicas the operator gives it
         if self.autoscaler is None or not current:
             async with pool.lease() as upstream:
+                upstream.cold = cold
                 yield upstream
             return
         await self.autoscaler.enter(namespace, name, spec)
         try:
             async with pool.lease() as upstream:
+                upstream.cold = cold
                 yield upstream
         finally:
             await self.autoscaler.leave(namespace, name)

@@ -151,10 +151,11 @@ class FunctionPool:
             best.inflight += 1
         return best
 
-    async def _acquire(self) -> _Slot:
+    async def _acquire(self) -> tuple[_Slot, bool]:
+        """A slot with room for one more call, and whether it was started for it."""
         slot = self._free_slot()
         if slot is not None:
-            return slot
+            return slot, False
         deadline = time.monotonic() + self.queue_timeout_s
         while True:
             async with self._cond:
@@ -166,7 +167,7 @@ class FunctionPool:
                 if free:
                     slot = min(free, key=lambda s: s.inflight)
                     slot.inflight += 1
-                    return slot
+                    return slot, False
                 if len(self._slots) + self._starting < self.max_workers:
                     self._starting += 1
                     break
@@ -199,7 +200,7 @@ class FunctionPool:
                 raise RuntimeError("pool closed")
             slot.inflight += 1
             self._slots.append(slot)
-            return slot
+            return slot, True
 
     @contextlib.contextmanager
     def _waiter(self) -> Iterator[None]:
@@ -308,8 +309,11 @@ class _Lease:
 
     async def __aenter__(self) -> Upstream:
         pool = self._pool
-        self._slot = slot = await pool._acquire()
-        self._upstream = Upstream(client=slot.client, ending=slot.worker.ending, note=pool.note)
+        slot, cold = await pool._acquire()
+        self._slot = slot
+        self._upstream = Upstream(
+            client=slot.client, ending=slot.worker.ending, note=pool.note, cold=cold
+        )
         self._started = time.monotonic()
         return self._upstream
 

@@ -102,3 +102,44 @@ async def test_a_forwarded_client_over_its_cap_is_refused_without_a_body_too() -
     assert second[0]["status"] == 503
     release.set()
     assert (await first)[0]["status"] == 200
+
+
+async def test_a_stream_after_the_body_waits_for_the_caller_past_the_body_deadline() -> None:
+    """Once the body is in, the deadline is over: a streamed answer then waits for the
+    caller's ``http.disconnect`` for as long as it lasts (sless.gateway.streaming), and
+    must not get a 408 or a disconnect of the wrapper's own after ``body_timeout_s``."""
+    leave = asyncio.Event()
+    messages = [{"type": "http.request", "body": b"0123456789", "more_body": False}]
+    seen: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await leave.wait()
+        return {"type": "http.disconnect", "from": "the caller"}
+
+    async def streams(scope: Any, receive: Any, send: Any) -> None:
+        await receive()  # the whole body
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"chunk", "more_body": True})
+        seen.append(await receive())  # until the caller leaves
+
+    async def caller_leaves_later() -> None:
+        await asyncio.sleep(10 * LIMITS.body_timeout_s)  # well past the body deadline
+        leave.set()
+
+    limits = AdmissionLimits(
+        body_timeout_s=LIMITS.body_timeout_s,
+        body_min_rate_bytes_per_s=1 << 30,  # the 10 bytes add nothing to the deadline
+        max_per_client=1,
+        trusted_proxies=frozenset(),
+    )
+    task = asyncio.create_task(caller_leaves_later())
+    sent = await _serve(
+        Admission(streams, limits, Activity()),
+        _scope([(b"content-length", b"10")]),
+        receive,
+    )
+    await task
+    assert seen == [{"type": "http.disconnect", "from": "the caller"}]
+    assert [m.get("status") for m in sent] == [200, None]

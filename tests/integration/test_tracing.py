@@ -1,0 +1,193 @@
+"""W3C trace context through /fn/..., and the gateway's spans to a real OTLP/HTTP receiver.
+
+The receiver is a loopback HTTP server that decodes what the OpenTelemetry SDK's OTLP
+exporter posts to ``/v1/traces`` (the collector's own protobuf messages); the gateway
+exports to it because ``settings.otel.exporter_otlp_endpoint`` names it, as
+``SLESS_OTEL_EXPORTER_OTLP_ENDPOINT`` would.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from sless.config import Settings
+from sless.gateway.tracing import parse_traceparent
+from tests.conftest import RunningGateway, free_port
+from tests.support import deploy, wait_for
+
+pytestmark = pytest.mark.integration
+
+NS = "sless-acme"
+TRACED = {
+    "handler.py": (
+        "def handle(event, context):\n"
+        "    return {'trace_id': context.trace_id, 'traceparent': context.traceparent,\n"
+        "            'header': event['headers'].get('traceparent'),\n"
+        "            'tracestate': event['headers'].get('tracestate')}\n"
+    )
+}
+TRACED_NODE = {
+    "handler.js": (
+        "exports.handle = async (event, context) => ({trace_id: context.trace_id,\n"
+        "  traceparent: context.traceparent, header: event.headers.traceparent || null,\n"
+        "  tracestate: event.headers.tracestate || null});\n"
+    )
+}
+CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+class Receiver:
+    """OTLP/HTTP on loopback: keeps the spans of every export request it is sent."""
+
+    def __init__(self) -> None:
+        self.spans: list[Any] = []
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["content-length"]))
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                for resource_spans in request.resource_spans:
+                    for scope_spans in resource_spans.scope_spans:
+                        receiver.spans.extend(scope_spans.spans)
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.port = free_port()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def of_trace(self, trace_id: str) -> dict[str, Any]:
+        return {s.name: s for s in self.spans if s.trace_id.hex() == trace_id}
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    yield found
+    found.server.shutdown()
+
+
+@pytest.fixture
+def settings(settings: Settings, receiver: Receiver) -> Settings:
+    settings.otel.exporter_otlp_endpoint = f"http://127.0.0.1:{receiver.port}"
+    return settings
+
+
+def _flush(gateway: RunningGateway) -> None:
+    processor = gateway.app.api.state.platform.tracing.processor  # type: ignore[attr-defined]
+    assert processor.force_flush()
+
+
+def _attributes(span: Any) -> dict[str, Any]:
+    out = {}
+    for kv in span.attributes:
+        value = kv.value
+        out[kv.key] = value.string_value or value.int_value
+    return out
+
+
+@pytest.mark.parametrize(("files", "runtime"), [(TRACED, "python3.11"), (TRACED_NODE, "nodejs20")])
+def test_a_cold_call_continues_the_callers_trace_and_reaches_the_handler(
+    gateway: RunningGateway, receiver: Receiver, files: dict[str, str], runtime: str
+) -> None:
+    acme = gateway.tenant("acme")
+    deploy(acme, NS, "traced", files, {"runtime": runtime})
+    backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
+    assert backend.pool(NS, "traced") is None or backend.pool(NS, "traced").size == 0
+    response = httpx.get(
+        f"{gateway.url}/fn/{NS}/traced",
+        headers={"traceparent": CALLER, "tracestate": "vendor=secret"},
+        timeout=120,
+    )
+    assert response.status_code == 200
+    seen = response.json()
+    parsed = parse_traceparent(seen["traceparent"])
+    assert parsed is not None
+    trace_id, call_span, _ = parsed
+    # the caller's trace goes on; the handler's parent is the gateway's call span
+    assert trace_id == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert seen["trace_id"] == trace_id
+    assert seen["header"] == seen["traceparent"]
+    assert call_span != "00f067aa0ba902b7"
+    assert seen["tracestate"] is None  # the caller's vendor state is not ours to pass on
+
+    _flush(gateway)
+    spans = wait_for("the spans", lambda: receiver.of_trace(trace_id).get("sless.record"))
+    spans = receiver.of_trace(trace_id)
+    assert {"sless.invoke", "sless.route", "sless.call", "sless.cold_start", "sless.record"} <= set(
+        spans
+    )
+    invoke, call, cold = spans["sless.invoke"], spans["sless.call"], spans["sless.cold_start"]
+    assert invoke.parent_span_id.hex() == "00f067aa0ba902b7"
+    assert call.span_id.hex() == call_span
+    assert call.parent_span_id == invoke.span_id
+    assert cold.parent_span_id == call.span_id
+    assert invoke.start_time_unix_nano <= cold.start_time_unix_nano
+    assert cold.end_time_unix_nano <= call.end_time_unix_nano <= invoke.end_time_unix_nano
+    # every span names its owner, and nothing else's
+    for span in spans.values():
+        assert _attributes(span)["sless.namespace"] == NS
+    assert _attributes(invoke)["http.response.status_code"] == 200
+    assert _attributes(invoke)["sless.invocation_id"] == response.headers["x-sless-invocation-id"]
+
+    # a warm call: no cold start span, a new trace without a (valid) traceparent
+    warm = httpx.get(
+        f"{gateway.url}/fn/{NS}/traced",
+        headers={"traceparent": "00-" + "0" * 32 + "-" + "1" * 16 + "-01"},
+    ).json()
+    assert warm["trace_id"] not in ("0" * 32, trace_id)
+    _flush(gateway)
+    spans = wait_for("the spans", lambda: receiver.of_trace(warm["trace_id"]).get("sless.record"))
+    warm_spans = receiver.of_trace(warm["trace_id"])
+    assert "sless.cold_start" not in warm_spans
+    assert not warm_spans["sless.invoke"].parent_span_id
+
+    metrics = gateway.admin.get("/metrics").text
+    line = f'sless_cold_start_seconds_count{{function_name="traced",namespace="{NS}"}} 1.0'
+    assert line in metrics
+
+
+def test_token_functions_have_an_auth_span(gateway: RunningGateway, receiver: Receiver) -> None:
+    acme = gateway.tenant("acme")
+    token = acme.headers["Authorization"]
+    deploy(acme, NS, "private", TRACED, {"auth": "token"})
+    seen = httpx.get(
+        f"{gateway.url}/fn/{NS}/private", headers={"Authorization": token}, timeout=120
+    ).json()
+    _flush(gateway)
+    wait_for("the spans", lambda: receiver.of_trace(seen["trace_id"]).get("sless.record"))
+    assert "sless.auth" in receiver.of_trace(seen["trace_id"])
+
+
+@pytest.fixture
+def untraced(settings: Settings) -> Settings:
+    settings.gateway.tracing = False
+    return settings
+
+
+def test_with_tracing_off_the_callers_context_passes_as_it_is(
+    untraced: Settings, gateway: RunningGateway, receiver: Receiver
+) -> None:
+    acme = gateway.tenant("acme")
+    deploy(acme, NS, "traced", TRACED)
+    seen = httpx.get(
+        f"{gateway.url}/fn/{NS}/traced", headers={"traceparent": CALLER}, timeout=120
+    ).json()
+    assert seen["traceparent"] == CALLER
+    assert gateway.app.api.state.platform.tracing.processor is None  # type: ignore[attr-defined]
+    assert receiver.spans == []
