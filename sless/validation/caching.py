@@ -4,7 +4,8 @@ semgrep's open-source rules see one file at a time, and so do the text checks an
 deobfuscation: a file's findings depend only on its path (rules select files by suffix),
 its bytes and the rules. A re-upload that changes one file of twenty scans one file.
 
-The fingerprint covers the rule files and :data:`ANALYSIS_VERSION`, bumped whenever the
+The fingerprint covers the rule files, GuardDog's version and rules
+(:func:`sless.validation.guarddog.fingerprint`) and :data:`ANALYSIS_VERSION`, bumped whenever the
 Python-side checks change what they report. Only scans that completed are kept: a file
 from a run that failed or timed out is scanned again next time. The cache is in-process
 and bounded (least recently used first out); losing it only costs time.
@@ -18,6 +19,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import NamedTuple
 
+from sless.validation import guarddog
 from sless.validation.report import Finding
 
 __all__ = ["ANALYSIS_VERSION", "FileKey", "StaticCache", "analysis_fingerprint"]
@@ -35,8 +37,12 @@ class FileKey(NamedTuple):
 
 @functools.cache
 def analysis_fingerprint(rules_dir: Path = _RULES_DIR) -> str:
-    """A digest of every rule file and the analysis version (computed once per process)."""
+    """A digest of every rule file, GuardDog's and the analysis version (once per process)."""
     digest = hashlib.sha256(f"analysis={ANALYSIS_VERSION}".encode())
+    try:
+        digest.update(f"guarddog={guarddog.fingerprint()}".encode())
+    except guarddog.GuardDogError:
+        digest.update(b"guarddog=missing")  # the static stage fails (review) without it
     for path in sorted(rules_dir.rglob("*")):
         if path.is_file():
             digest.update(str(path.relative_to(rules_dir)).encode() + b"\0")

@@ -56,6 +56,8 @@ class StageResult(BaseModel):
     #: the verdict this stage alone asks for (an error maps through a failure policy)
     verdict: Verdict = Verdict.ALLOW
     duration_ms: float = 0.0
+    #: the versions of the third-party rules the stage ran (``{"guarddog": "3.2.0"}``)
+    versions: dict[str, str] = Field(default_factory=dict)
 
 
 class Report(BaseModel):

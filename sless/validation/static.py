@@ -1,12 +1,14 @@
-"""The static stage: semgrep with sless's own rules, the Python-side text checks, and the
-score that weighs what they found.
+"""The static stage: semgrep with sless's own rules, GuardDog's maintained rules, the
+Python-side text checks, and the score that weighs what they found.
 
 Design and security reasoning:
 
 - One semgrep start per upload (:mod:`sless.validation.semgrep`), or none when a few
   files are left to scan and the resident semgrep answers for them
   (:mod:`sless.validation.resident`, which hands back anything unexpected); the text
-  checks (:mod:`sless.validation.text_checks`) run in a thread meanwhile.
+  checks (:mod:`sless.validation.text_checks`) and GuardDog's YARA rules
+  (:mod:`sless.validation.guarddog`, its version in the stage's ``versions``) run in
+  threads meanwhile.
 - The files are enumerated here, without following links; anything that is not a regular
   file is a finding, never silently skipped.
 - semgrep failing (missing, crashed, timed out, unparsable) makes the stage ``error`` with
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sless.config import ValidationSettings
+from sless.validation import guarddog
 from sless.validation.caching import FileKey, StaticCache, analysis_fingerprint
 from sless.validation.deobfuscation import Derived, derive
 from sless.validation.report import Finding, StageResult, Verdict, static_finding, strictest
@@ -97,7 +100,15 @@ async def run_static(
         findings=findings,
         verdict=strictest(findings, floor),
         duration_ms=(time.perf_counter() - started) * 1000,
+        versions=_versions(),
     )
+
+
+def _versions() -> dict[str, str]:
+    try:
+        return {"guarddog": guarddog.version()}
+    except guarddog.GuardDogError:
+        return {"guarddog": "missing"}
 
 
 async def scan_static(
@@ -153,6 +164,8 @@ async def _scan_files(
         scan.skipped = not settings.static_enabled
         return fresh
     text_checks = asyncio.ensure_future(asyncio.to_thread(scan_all_text, directory, files))
+    # in-process and fast (well under a millisecond a file): alongside semgrep, not after it
+    rules = asyncio.ensure_future(asyncio.to_thread(guarddog.scan_files, directory, files))
     with tempfile.TemporaryDirectory(prefix="sless-derived-") as scratch:
         try:
             derived = await asyncio.to_thread(_write_derived, directory, files, Path(scratch))
@@ -176,8 +189,13 @@ async def _scan_files(
                     scan.error = str(e)[:_DETAIL_CHARS]
         except BaseException:
             text_checks.cancel()
+            rules.cancel()
             raise
     fresh.extend(await text_checks)
+    try:
+        fresh.extend(await rules)
+    except guarddog.GuardDogError as e:
+        scan.error = str(e)[:_DETAIL_CHARS]
     return fresh
 
 

@@ -1,0 +1,165 @@
+"""GuardDog's maintained source-code rules, run in-process with yara-python.
+
+Design and security reasoning:
+
+- The rules are GuardDog's own YARA files (``guarddog/analyzer/sourcecode/*.yar`` in the
+  installed PyPI package ``guarddog``), found on disk without importing ``guarddog``:
+  importing it starts its metadata heuristics, which download typosquatting lists, and
+  nothing here may reach the network. They are never copied into this repository: they
+  are updated by upgrading the package, and the version (:func:`version`) is recorded in
+  every report and is part of the analysis fingerprint, so an upgrade re-validates.
+- They are compiled once per process, one namespace per rule file; each file of the
+  upload (read with the text checks' size cap, without following links) is matched in
+  memory. A rule's ``path_include`` meta, as GuardDog applies it, limits it to the files
+  it was written for; a match on a line that is wholly a comment is dropped, as GuardDog
+  does (code in a comment does not run).
+- Policy by behaviour class (:func:`severity`): a ``threat-*`` rule holds the upload for
+  review, a ``capability-*`` rule is a note (shown, no effect on the verdict), except the
+  threat rules in :data:`_BENIGN_THREATS`, whose behaviour ordinary functions have.
+- A missing package or a rule that does not compile raises :class:`GuardDogError`; the
+  static stage then fails closed (review), never allow.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yara
+
+from sless.validation.report import Finding, Verdict, static_finding
+from sless.validation.text_checks import read_capped
+
+__all__ = ["GuardDogError", "fingerprint", "scan_files", "scan_text", "severity", "version"]
+
+_PACKAGE = "guarddog"
+_EVIDENCE_CHARS = 120
+#: matches kept per rule and file (GuardDog keeps at most a few of a rule, too)
+_MAX_PER_RULE = 3
+
+#: threat rules whose behaviour every ordinary function may have: shown, not held
+_BENIGN_THREATS = {
+    # reading an API key or token from the environment is how a function gets the
+    # secrets its spec declares (sless injects them as environment variables)
+    "threat-runtime-environment-read": "functions read their declared secrets from the environment",
+    # hostname / platform / user lookups are what logging and metrics libraries do; sending
+    # them out is its own rule (threat-network-exfil-sysinfo), which stays a review
+    "threat-runtime-system-info": "reading the hostname or platform is ordinary",
+    # a subprocess with its output discarded is ordinary; what it runs is judged by the
+    # process rules and by our own semgrep rules
+    "threat-process-spawn-silent": "a quiet subprocess is ordinary",
+}
+
+
+class GuardDogError(Exception):
+    """GuardDog's rules could not be found or compiled."""
+
+
+def _rules_dir() -> Path:
+    spec = importlib.util.find_spec(_PACKAGE)  # finds it without running its __init__
+    if spec is None or not spec.submodule_search_locations:
+        raise GuardDogError(f"the {_PACKAGE} package is not installed")
+    rules = Path(next(iter(spec.submodule_search_locations))) / "analyzer" / "sourcecode"
+    if not any(rules.glob("*.yar")):
+        raise GuardDogError(f"no GuardDog rules in {rules}")
+    return rules
+
+
+@functools.cache
+def version() -> str:
+    """The installed GuardDog version (recorded in each report)."""
+    try:
+        return importlib.metadata.version(_PACKAGE)
+    except importlib.metadata.PackageNotFoundError as e:
+        raise GuardDogError(f"the {_PACKAGE} package is not installed") from e
+
+
+@functools.cache
+def fingerprint() -> str:
+    """The version and a digest of every rule file: a cached result made under others is stale."""
+    digest = hashlib.sha256(f"guarddog={version()}".encode())
+    rules = _rules_dir()
+    for path in sorted(rules.iterdir()):
+        if path.suffix in (".yar", ".meta"):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def _compiled() -> Any:
+    rules = _rules_dir()
+    try:
+        return yara.compile(filepaths={p.stem: str(p) for p in sorted(rules.glob("*.yar"))})
+    except yara.Error as e:
+        raise GuardDogError(f"GuardDog's rules do not compile: {e}") from e
+
+
+def severity(rule_file: str) -> Verdict:
+    """What a match of ``rule_file`` (``threat-…`` or ``capability-…``) makes of the upload."""
+    if rule_file.startswith("threat-") and rule_file not in _BENIGN_THREATS:
+        return Verdict.REVIEW
+    return Verdict.ALLOW
+
+
+def _applies(meta: dict[str, Any], rel: str) -> bool:
+    patterns = [p.strip() for p in str(meta.get("path_include") or "").split(",") if p.strip()]
+    if patterns and not any(fnmatch.fnmatch(rel, p) for p in patterns):
+        return False
+    excluded = [p.strip() for p in str(meta.get("path_exclude") or "").split(",") if p.strip()]
+    name = PurePosixPath(rel).name
+    return not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in excluded)
+
+
+def _in_comment(data: bytes, offset: int) -> bool:
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = data.find(b"\n", offset)
+    line = data[start : end if end >= 0 else len(data)].lstrip()
+    return line.startswith((b"#", b"//"))
+
+
+def scan_text(rel: str, data: bytes) -> list[Finding]:
+    """GuardDog's findings on one file's bytes (``rel`` names the file)."""
+    findings: list[Finding] = []
+    for match in _compiled().match(data=data):
+        if not _applies(match.meta, rel):
+            continue
+        lines: set[int] = set()
+        for string in match.strings:
+            for instance in string.instances:
+                if len(lines) >= _MAX_PER_RULE or _in_comment(data, instance.offset):
+                    continue
+                line = data.count(b"\n", 0, instance.offset) + 1
+                if line in lines:
+                    continue
+                lines.add(line)
+                findings.append(_finding(match, rel, line, instance.matched_data))
+    return findings
+
+
+def _finding(match: Any, rel: str, line: int, matched: bytes) -> Finding:
+    rule_file: str = match.namespace
+    message = str(match.meta.get("description") or f"{match.rule} matched")
+    reason = _BENIGN_THREATS.get(rule_file)
+    if reason:
+        message = f"{message} (a note: {reason})"
+    found = static_finding(
+        f"guarddog-{rule_file}", f"GuardDog: {message}", rel, line, severity(rule_file)
+    )
+    found.evidence = matched[:_EVIDENCE_CHARS].decode("utf-8", "replace")
+    return found
+
+
+def scan_files(directory: Path, files: list[str]) -> list[Finding]:
+    """GuardDog's findings on ``files`` (relative to ``directory``; capped reads)."""
+    _compiled()  # raises GuardDogError before any file is read
+    findings: list[Finding] = []
+    for rel in files:
+        data, _truncated = read_capped(directory / rel)
+        if data:  # unreadable files are reported by the text checks
+            findings.extend(scan_text(rel, data))
+    return findings
