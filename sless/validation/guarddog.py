@@ -107,11 +107,13 @@ def severity(rule_file: str) -> Verdict:
 
 
 def _applies(meta: dict[str, Any], rel: str) -> bool:
+    # a pattern is tried on the path and on the file name: a ``setup.py`` rule also reads
+    # a setup.py in a sub-folder (stricter than GuardDog, which reads the root one)
+    name = PurePosixPath(rel).name
     patterns = [p.strip() for p in str(meta.get("path_include") or "").split(",") if p.strip()]
-    if patterns and not any(fnmatch.fnmatch(rel, p) for p in patterns):
+    if patterns and not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns):
         return False
     excluded = [p.strip() for p in str(meta.get("path_exclude") or "").split(",") if p.strip()]
-    name = PurePosixPath(rel).name
     return not any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in excluded)
 
 
