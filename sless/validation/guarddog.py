@@ -133,13 +133,16 @@ def scan_text(rel: str, data: bytes) -> list[Finding]:
         lines: set[int] = set()
         for string in match.strings:
             for instance in string.instances:
-                if len(lines) >= _MAX_PER_RULE or _in_comment(data, instance.offset):
+                # a match may begin with the line break before the code it is about
+                matched: bytes = instance.matched_data
+                offset = instance.offset + len(matched) - len(matched.lstrip(b"\r\n"))
+                if len(lines) >= _MAX_PER_RULE or _in_comment(data, offset):
                     continue
-                line = data.count(b"\n", 0, instance.offset) + 1
+                line = data.count(b"\n", 0, offset) + 1
                 if line in lines:
                     continue
                 lines.add(line)
-                findings.append(_finding(match, rel, line, instance.matched_data))
+                findings.append(_finding(match, rel, line, matched.strip()))
     return findings
 
 
