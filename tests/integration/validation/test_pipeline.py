@@ -73,3 +73,25 @@ async def test_a_benign_upload_is_allowed(tmp_path: Path) -> None:
     verdict, stages, rules = await _validate(tmp_path)
     assert verdict is Verdict.ALLOW, rules
     assert stages == ["entrypoint", "static", "manifest", "llm", "detonation"]
+
+
+async def test_code_hidden_by_pyarmor_is_held_by_guarddogs_rules(tmp_path: Path) -> None:
+    # our own rules have nothing on a PyArmor-protected module: GuardDog's maintained
+    # rules do, and a threat rule holds the upload for review
+    (tmp_path / "handler.py").write_text("def handle(event):\n    return {'ok': True}\n")
+    (tmp_path / "core.py").write_text(
+        "from pyarmor_runtime import __pyarmor__\n"
+        "__pyarmor__(__name__, __file__, b'PY000000\\x00\\x03\\x0b')\n"
+    )
+    report = await _validator().validate_directory(
+        tmp_path, sha256="0" * 64, runtime="python3.11", entrypoint="handler.handle"
+    )
+    static = next(stage for stage in report.stages if stage.name == "static")
+    assert static.versions == {"guarddog": "3.2.0"}
+    held = [f for f in static.findings if f.rule.startswith("guarddog-threat-")]
+    assert {(f.rule, f.file) for f in held} == {
+        ("guarddog-threat-runtime-obfuscation-pyarmor", "core.py")
+    }, static.findings
+    assert {f.line for f in held} == {1, 2}
+    assert static.verdict is Verdict.REVIEW
+    assert report.verdict is not Verdict.ALLOW

@@ -42,9 +42,7 @@ def test_a_threat_rule_holds_for_review_with_file_line_and_evidence() -> None:
 
 def test_a_capability_rule_is_a_note() -> None:
     found = _by_rule("handler.py", SPAWNS)
-    assert found["guarddog-capability-process-spawn"] == [
-        (4, Verdict.ALLOW, "subprocess.run")
-    ]
+    assert found["guarddog-capability-process-spawn"] == [(4, Verdict.ALLOW, "subprocess.run")]
 
 
 def test_reading_a_declared_secret_is_a_note_not_a_threat() -> None:
