@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from sless.validation.report import Finding, Verdict, static_finding
 
-__all__ = ["REJECT_AT", "REVIEW_AT", "WEIGHTS", "score", "signal_weight"]
+__all__ = ["REJECT_AT", "REVIEW_AT", "UNWEIGHED_PREFIX", "WEIGHTS", "score", "signal_weight"]
 
 #: total weight of distinct weak signals at which an upload is held for review
 REVIEW_AT = 3
@@ -28,6 +28,10 @@ REJECT_AT = 6
 WEIGHTS: dict[str, int] = {}
 
 RULE = "combined-signals"
+#: notes that never count: GuardDog's capability rules (and its threat rules whose behaviour
+#: ordinary functions have) describe what code can do, not a sign of intent; weighed as
+#: signals they held a tenth of the benign corpus (docs/VALIDATION.md, GuardDog)
+UNWEIGHED_PREFIX = "guarddog-"
 
 
 def signal_weight(rule: str) -> int:
@@ -37,7 +41,13 @@ def signal_weight(rule: str) -> int:
 def score(findings: Iterable[Finding]) -> list[Finding]:
     """``findings`` plus, when their weak signals add up, one finding that says so."""
     findings = list(findings)
-    signals = sorted({f.rule for f in findings if f.severity is Verdict.ALLOW})
+    signals = sorted(
+        {
+            f.rule
+            for f in findings
+            if f.severity is Verdict.ALLOW and not f.rule.startswith(UNWEIGHED_PREFIX)
+        }
+    )
     total = sum(signal_weight(rule) for rule in signals)
     if total >= REJECT_AT:
         severity = Verdict.REJECT

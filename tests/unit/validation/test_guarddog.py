@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from sless.config import LLMSettings, ValidationSettings
-from sless.validation import caching, guarddog
+from sless.validation import caching, guarddog, scoring
 from sless.validation.pipeline import Validator
-from sless.validation.report import Verdict
+from sless.validation.report import Verdict, strictest
 
 #: decodes and runs a payload: GuardDog's threat-runtime-obfuscation-base64exec
 DECODE_AND_RUN = b"import base64\n\ndef handle(event):\n    exec(base64.b64decode(event['p']))\n"
@@ -101,3 +101,14 @@ def test_another_guarddog_version_is_another_cache_key(monkeypatch: pytest.Monke
         caching.analysis_fingerprint.cache_clear()
         guarddog.fingerprint.cache_clear()
     assert caching.analysis_fingerprint() == before_files
+
+
+def test_guarddogs_notes_do_not_add_up_to_a_hold() -> None:
+    notes = [
+        f
+        for data in (SPAWNS, READS_KEY, b"import requests\nrequests.get('https://example.com')\n")
+        for f in guarddog.scan_text("handler.py", data)
+    ]
+    assert len({f.rule for f in notes}) >= scoring.REVIEW_AT
+    assert all(f.severity is Verdict.ALLOW for f in notes)
+    assert strictest(scoring.score(notes)) is Verdict.ALLOW
