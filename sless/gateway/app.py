@@ -122,6 +122,9 @@ class Gateway:
                     return
                 await self.invoke(scope, receive, pages.isolated(send, scope["path"]))
                 return
+        elif scope["type"] == "websocket" and scope["path"].startswith(PREFIX):
+            await self.invoke(scope, receive, send)  # docs/websockets.md
+            return
         await self.api(scope, receive, send)
 
 

@@ -1,0 +1,189 @@
+"""WebSocket sessions on ``/fn/{ns}/{name}``, for functions whose spec says ``websocket: true``.
+
+``sless.gateway.invoking`` checks a ``websocket`` scope as it checks an HTTP call (the
+function, the token of an ``auth: token`` function, a disabled http trigger, the
+tenant's rate and concurrency limits) and hands it here. The session holds a lease on a
+worker (or a pod) for as long as it lasts, so it counts against the function's
+concurrency and the tenant's concurrent invocations. Its limits: ``idle_s`` without a
+message either way, the function's ``timeout_s`` in all (the worker is then stopped, as
+for a call that timed out), and ``MAX_MESSAGE_BYTES`` per message either way (close 1009).
+The caller's frames are parsed by the ASGI server (RFC 6455: masking, lengths, UTF-8);
+the worker gets whole messages over its own connection (sless.backends.upgrade).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Protocol
+
+from starlette.types import Message, Receive, Send
+
+from sless.backends import Serving
+from sless.backends.http1 import UpstreamBroken
+from sless.backends.upgrade import BINARY, CLOSE, TEXT, MessageTooLarge, WorkerSocket, open_session
+from sless.errors import SlessError, UpstreamError
+
+__all__ = ["MAX_MESSAGE_BYTES", "NotWebSocket", "refusing", "serve"]
+
+#: the largest message either way; a larger one ends the session with 1009
+MAX_MESSAGE_BYTES = 1024 * 1024
+
+#: close codes (RFC 6455 7.4.1)
+GOING_AWAY, INTERNAL, TOO_BIG = 1001, 1011, 1009
+
+
+class NotWebSocket(SlessError):
+    """The function does not take WebSockets (``websocket: true`` unset, or its handler)."""
+
+    status = 403
+    code = "websocket_not_allowed"
+
+
+class Session(Protocol):
+    """What the session tells the call's record (``sless.gateway.invoking._Call``)."""
+
+    invocation_id: Any
+    namespace: str
+    name: str
+    version: str | None
+    status: int
+    error: str | None
+    responded: bool
+    request_bytes: int
+    response_bytes: int
+
+
+def refusing(send: Send) -> Send:
+    """``send`` for a ``websocket`` scope whose upgrade may still be refused: an error
+    answer (``http.response.*``) becomes a close before the accept, which the server
+    answers with 403; the error itself is in the record."""
+
+    async def refuse(message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            await send({"type": "websocket.close", "code": 1008})
+        elif kind != "http.response.body":
+            await send(message)
+
+    return refuse
+
+
+class _Tally:
+    __slots__ = ("from_caller", "from_worker", "last")
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.from_caller = 0
+        self.from_worker = 0
+
+
+async def serve(
+    backend: Serving,
+    call: Session,
+    receive: Receive,
+    send: Send,
+    *,
+    target: str,
+    headers: list[tuple[str, str]],
+    duration_s: float,
+    idle_s: float,
+) -> None:
+    """Accept the caller's upgrade once the worker accepted its own, then relay messages
+    both ways until either side closes or a limit ends the session."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    async with backend.upstream(call.namespace, call.name, call.version) as upstream:
+        try:
+            async with open_session(
+                upstream,
+                target,
+                headers,
+                invocation_id=call.invocation_id,
+                duration_s=duration_s,
+            ) as worker:
+                if worker is None:
+                    raise NotWebSocket("the function's handler does not take WebSockets")
+                await send({"type": "websocket.accept"})
+                call.responded = True
+                call.status = 101
+                tally = _Tally()
+                try:
+                    async with asyncio.timeout(duration_s):
+                        code = await _relay(call, tally, worker, receive, send, idle_s)
+                except TimeoutError:
+                    # a handler that ignores the end of its session must not keep its slot
+                    upstream.timed_out = True
+                    call.error = "timeout"
+                    code = GOING_AWAY
+                if code is not None:
+                    await send({"type": "websocket.close", "code": code})
+        except UpstreamBroken as e:
+            upstream.failed = True
+            if not call.responded:
+                raise UpstreamError(f"the function failed: {e}") from None
+            call.error = "upstream_error"
+            await send({"type": "websocket.close", "code": INTERNAL})
+
+
+async def _relay(
+    call: Session,
+    tally: _Tally,
+    worker: WorkerSocket,
+    receive: Receive,
+    send: Send,
+    idle_s: float,
+) -> int | None:
+    """Relay until the session ends: the close code to send the caller (None: it left)."""
+
+    async def from_caller() -> int | None:
+        while True:
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                await worker.send(CLOSE, int(message.get("code", 1005)).to_bytes(2, "big"))
+                return None
+            data = message.get("bytes")
+            kind = BINARY
+            if data is None:
+                data, kind = (message.get("text") or "").encode(), TEXT
+            if len(data) > MAX_MESSAGE_BYTES:
+                call.error = "message_too_large"
+                return TOO_BIG
+            tally.last = time.monotonic()
+            tally.from_caller += 1
+            call.request_bytes += len(data)
+            await worker.send(kind, data)
+
+    async def from_worker() -> int | None:
+        while True:
+            try:
+                kind, payload = await worker.receive(MAX_MESSAGE_BYTES)
+            except MessageTooLarge:
+                call.error = "message_too_large"
+                return TOO_BIG
+            if kind == CLOSE:
+                code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1000
+                return code if 1000 <= code < 5000 and code not in (1005, 1006) else 1000
+            tally.last = time.monotonic()
+            tally.from_worker += 1
+            call.response_bytes += len(payload)
+            if kind == TEXT:
+                await send({"type": "websocket.send", "text": payload.decode(errors="replace")})
+            else:
+                await send({"type": "websocket.send", "bytes": payload})
+
+    async def idle() -> int | None:
+        # the deadline moves with each message: sleep to it, then look again
+        while (left := tally.last + idle_s - time.monotonic()) > 0:  # noqa: ASYNC110
+            await asyncio.sleep(left)
+        call.error = "idle"
+        return GOING_AWAY
+
+    tasks = [asyncio.ensure_future(f()) for f in (from_caller, from_worker, idle)]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        return next(iter(done)).result()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
