@@ -104,7 +104,8 @@ async def serve(
             ) as worker:
                 if worker is None:
                     raise NotWebSocket("the function's handler does not take WebSockets")
-                await send({"type": "websocket.accept"})
+                accepted = [(b"x-sless-invocation-id", str(call.invocation_id).encode())]
+                await send({"type": "websocket.accept", "headers": accepted})
                 call.responded = True
                 call.status = 101
                 tally = _Tally()
