@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import uuid
 from collections.abc import AsyncIterator
 
@@ -69,16 +68,14 @@ async def open_session(
     headers: list[tuple[str, str]],
     *,
     invocation_id: uuid.UUID,
-    duration_s: float,
 ) -> AsyncIterator[WorkerSocket | None]:
     """Ask the worker to upgrade; within the block its socket, or None if it refused (a
     handler that is not ``async def``, a runtime without WebSockets). The connection is
-    closed when the block ends: the runtime then stops the handler."""
-    deadline = time.time() + duration_s
+    closed when the block ends: the runtime then stops the handler. The caller bounds
+    the whole session in time (``asyncio.timeout``)."""
     forwarded = [
         *_headers.to_function(headers),
         ("x-sless-invocation-id", str(invocation_id)),
-        ("x-sless-deadline", f"{deadline:.3f}"),
         ("connection", "upgrade"),
         ("upgrade", PROTOCOL),
     ]

@@ -215,7 +215,7 @@ class InvokeApp:
         call = _Call(scope["path"])
         call.trace = platform.tracing.begin(scope["headers"])
         if scope["type"] == "websocket":  # an error refuses the upgrade
-            send = websocket.refusing(send)
+            send = websocket.refusing(scope, send)
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
@@ -288,6 +288,7 @@ class InvokeApp:
                 headers=_forwarded_headers(scope, headers),
                 duration_s=spec.timeout_s,
                 idle_s=platform.settings.gateway.stream_idle_timeout_s,
+                ended=lambda: self._ended(platform, call),
             )
             return
         body = await self._read_body(
@@ -300,6 +301,13 @@ class InvokeApp:
         limits.start_invocation(namespace)
         call.running = True
         await self._forward(platform, call, scope, receive, send, headers, body, spec.timeout_s)
+
+    @staticmethod
+    def _ended(platform: Platform, call: _Call) -> None:
+        """The call no longer counts against its tenant's concurrency."""
+        if call.running:
+            call.running = False
+            platform.tenancy.limits.end_invocation(call.namespace)
 
     async def _enqueue(
         self,

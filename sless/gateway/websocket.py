@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from starlette.types import Message, Receive, Send
+from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import Serving
+from sless.backends import Serving, Upstream
 from sless.backends.http1 import UpstreamBroken
 from sless.backends.upgrade import BINARY, CLOSE, TEXT, MessageTooLarge, WorkerSocket, open_session
-from sless.errors import SlessError, UpstreamError
+from sless.errors import InvocationTimeout, SlessError, UpstreamError
 
 __all__ = ["MAX_MESSAGE_BYTES", "NotWebSocket", "refusing", "serve"]
 
@@ -54,16 +55,21 @@ class Session(Protocol):
     response_bytes: int
 
 
-def refusing(send: Send) -> Send:
+def refusing(scope: Scope, send: Send) -> Send:
     """``send`` for a ``websocket`` scope whose upgrade may still be refused: an error
-    answer (``http.response.*``) becomes a close before the accept, which the server
-    answers with 403; the error itself is in the record."""
+    answer (``http.response.*``) goes out as it is where the server can send one (the
+    ASGI ``websocket.http.response`` extension: uvicorn), else as a close before the
+    accept, which the server answers with 403 (granian); the record has the error."""
+    extended = "websocket.http.response" in (scope.get("extensions") or {})
 
     async def refuse(message: Message) -> None:
         kind = message["type"]
-        if kind == "http.response.start":
-            await send({"type": "websocket.close", "code": 1008})
-        elif kind != "http.response.body":
+        if kind.startswith("http.response."):
+            if extended:
+                await send({**message, "type": "websocket." + kind})
+            elif kind == "http.response.start":
+                await send({"type": "websocket.close", "code": 1008})
+        else:
             await send(message)
 
     return refuse
@@ -88,43 +94,55 @@ async def serve(
     headers: list[tuple[str, str]],
     duration_s: float,
     idle_s: float,
+    ended: Callable[[], None],
 ) -> None:
     """Accept the caller's upgrade once the worker accepted its own, then relay messages
-    both ways until either side closes or a limit ends the session."""
+    both ways until either side closes or a limit ends the session. ``ended`` is called
+    once the worker's lease is back, before the caller hears the close (it releases the
+    tenant's count): a caller that reconnects at once finds its slot free."""
     if (await receive())["type"] != "websocket.connect":
         return
+    code: int | None = None
     async with backend.upstream(call.namespace, call.name, call.version) as upstream:
         try:
-            async with open_session(
-                upstream,
-                target,
-                headers,
-                invocation_id=call.invocation_id,
-                duration_s=duration_s,
-            ) as worker:
-                if worker is None:
-                    raise NotWebSocket("the function's handler does not take WebSockets")
-                accepted = [(b"x-sless-invocation-id", str(call.invocation_id).encode())]
-                await send({"type": "websocket.accept", "headers": accepted})
-                call.responded = True
-                call.status = 101
-                tally = _Tally()
-                try:
-                    async with asyncio.timeout(duration_s):
-                        code = await _relay(call, tally, worker, receive, send, idle_s)
-                except TimeoutError:
-                    # a handler that ignores the end of its session must not keep its slot
-                    upstream.timed_out = True
-                    call.error = "timeout"
-                    code = GOING_AWAY
-                if code is not None:
-                    await send({"type": "websocket.close", "code": code})
+            # the time limit covers the upgrade too: a busy worker cannot hold it forever
+            async with asyncio.timeout(duration_s):
+                code = await _session(call, upstream, receive, send, target, headers, idle_s)
+        except TimeoutError:
+            # a handler that ignores the end of its session must not keep its slot
+            upstream.timed_out = True
+            if not call.responded:
+                raise InvocationTimeout("the function did not take the session in time") from None
+            call.error = "timeout"
+            code = GOING_AWAY
         except UpstreamBroken as e:
             upstream.failed = True
             if not call.responded:
                 raise UpstreamError(f"the function failed: {e}") from None
             call.error = "upstream_error"
-            await send({"type": "websocket.close", "code": INTERNAL})
+            code = INTERNAL
+    ended()
+    if code is not None:
+        await send({"type": "websocket.close", "code": code})
+
+
+async def _session(
+    call: Session,
+    upstream: Upstream,
+    receive: Receive,
+    send: Send,
+    target: str,
+    headers: list[tuple[str, str]],
+    idle_s: float,
+) -> int | None:
+    async with open_session(upstream, target, headers, invocation_id=call.invocation_id) as worker:
+        if worker is None:
+            raise NotWebSocket("the function's handler does not take WebSockets")
+        accepted = [(b"x-sless-invocation-id", str(call.invocation_id).encode())]
+        await send({"type": "websocket.accept", "headers": accepted})
+        call.responded = True
+        call.status = 101
+        return await _relay(call, _Tally(), worker, receive, send, idle_s)
 
 
 async def _relay(

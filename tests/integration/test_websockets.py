@@ -101,14 +101,16 @@ def test_an_auth_token_function_refuses_an_anonymous_upgrade(
     gateway: RunningGateway, acme: httpx.Client
 ) -> None:
     deploy(acme, NS, "private", ECHO, {"websocket": True, "auth": "token"})
-    with pytest.raises(InvalidStatus):
+    with pytest.raises(InvalidStatus) as anonymous:
         connect(_ws_url(gateway, "private"), open_timeout=60)
-    with pytest.raises(InvalidStatus):
+    assert anonymous.value.response.status_code == 401
+    with pytest.raises(InvalidStatus) as forged:
         connect(
             _ws_url(gateway, "private"),
             open_timeout=60,
             additional_headers={"Authorization": "Bearer sl_t_not-a-real-token"},
         )
+    assert forged.value.response.status_code == 401
     token = acme.headers["authorization"]
     with connect(
         _ws_url(gateway, "private"), open_timeout=60, additional_headers={"Authorization": token}
