@@ -14,6 +14,7 @@ from websockets.sync.client import connect
 from sless.gateway.websocket import MAX_MESSAGE_BYTES
 from tests.conftest import ADMIN_TOKEN
 from tests.e2e.test_streaming_served import served
+from tests.security.test_websocket_malformed_frames import BAD_FRAMES, close_code, upgrade
 from tests.support import deploy
 
 __all__ = ["served"]
@@ -52,3 +53,13 @@ def test_a_websocket_session_through_sless_up(served: str) -> None:
     with pytest.raises(InvalidStatus) as refused:
         connect(base + "plain", open_timeout=60)
     assert refused.value.response.status_code == 403
+    # frames that break RFC 6455, sent raw: granian ends the session, the server lives on
+    port = int(served.rsplit(":", 1)[1])
+    for frame in BAD_FRAMES.values():
+        with upgrade(port) as sock:
+            sock.sendall(frame)
+            codes = close_code(sock)
+        assert codes in (1002, 1005, 1009, None), codes
+    with connect(base + "echo", open_timeout=60) as ws:
+        ws.send("still works")
+        assert ws.recv(timeout=60) == "still works"

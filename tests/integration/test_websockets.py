@@ -135,18 +135,18 @@ def test_an_oversized_message_closes_the_session_with_1009(
 
 def test_the_idle_limit_closes_the_session(gateway: RunningGateway, acme: httpx.Client) -> None:
     deploy(acme, NS, "silent", SILENT, {"websocket": True, "timeout_s": 120})
-    with connect(_ws_url(gateway, "silent"), open_timeout=60) as ws:
-        with pytest.raises(ConnectionClosed) as closed:
-            ws.recv(timeout=60)  # nothing comes: the gateway ends it after IDLE_S
+    with (
+        connect(_ws_url(gateway, "silent"), open_timeout=60) as ws,
+        pytest.raises(ConnectionClosed) as closed,
+    ):
+        ws.recv(timeout=60)  # nothing comes: the gateway ends it after IDLE_S
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1001
     invocation_id = ws.response.headers["x-sless-invocation-id"]
     assert _record(acme, "silent", invocation_id)["error"] == "idle"
 
 
-def test_the_slot_comes_back_after_the_session(
-    gateway: RunningGateway, acme: httpx.Client
-) -> None:
+def test_the_slot_comes_back_after_the_session(gateway: RunningGateway, acme: httpx.Client) -> None:
     # one worker serving one call at a time: a session that kept its lease would
     # leave the next session (and any call) waiting, then refused
     spec = {"websocket": True, "concurrency": 1, "max_instances": 1, "timeout_s": 60}

@@ -101,8 +101,10 @@ def test_a_handler_sending_an_oversized_message_is_closed_with_1009(
 ) -> None:
     acme = gateway.tenant("acme")
     deploy(acme, NS, "flood", FLOOD, {"websocket": True, "timeout_s": 60})
-    with connect(_url(gateway, "flood"), open_timeout=60, max_size=None) as ws:
-        with pytest.raises(ConnectionClosed) as closed:
-            ws.recv(timeout=60)
+    with (
+        connect(_url(gateway, "flood"), open_timeout=60, max_size=None) as ws,
+        pytest.raises(ConnectionClosed) as closed,
+    ):
+        ws.recv(timeout=60)
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1009
