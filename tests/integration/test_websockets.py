@@ -43,6 +43,14 @@ SILENT = {
         "        pass\n"
     )
 }
+SYNC = {"handler.py": "def handle(event, context):\n    return 'sync'\n"}
+FAILING = {
+    "handler.py": (
+        "async def handle(event, context):\n"
+        "    await context.websocket.receive()\n"
+        "    raise RuntimeError('boom')\n"
+    )
+}
 IDLE_S = 2.0
 
 
@@ -157,3 +165,24 @@ def test_the_slot_comes_back_after_the_session(gateway: RunningGateway, acme: ht
             ws.send(f"session {i}")
             assert ws.recv(timeout=60) == f"session {i}"
     assert httpx.get(f"{gateway.url}/fn/{NS}/single", timeout=60).json() == "plain http"
+
+
+def test_a_sync_handler_refuses_the_upgrade(gateway: RunningGateway, acme: httpx.Client) -> None:
+    deploy(acme, NS, "sync", SYNC, {"websocket": True})
+    with pytest.raises(InvalidStatus) as refused:
+        connect(_ws_url(gateway, "sync"), open_timeout=60)
+    assert refused.value.response.status_code == 403
+    assert refused.value.response.body is not None
+    assert b"websocket_not_allowed" in refused.value.response.body
+
+
+def test_a_handler_that_raises_closes_with_1011(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    deploy(acme, NS, "failing", FAILING, {"websocket": True, "timeout_s": 60})
+    with connect(_ws_url(gateway, "failing"), open_timeout=60) as ws:
+        ws.send("go")
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=60)
+    assert closed.value.rcvd is not None
+    assert closed.value.rcvd.code == 1011
