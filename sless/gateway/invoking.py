@@ -274,22 +274,9 @@ class InvokeApp:
         # function count against the function's owner
         limits = platform.tenancy.limits
         limits.check_invoke(namespace)
-        if scope["type"] == "websocket":
-            if not spec.websocket:
-                raise websocket.NotWebSocket(f"function {name!r} does not take WebSockets")
-            limits.start_invocation(namespace)
-            call.running = True
-            await websocket.serve(
-                platform.backend,
-                call,
-                receive,
-                send,
-                target=_target(scope, call.subpath),
-                headers=_forwarded_headers(scope, headers),
-                duration_s=spec.timeout_s,
-                idle_s=platform.settings.gateway.stream_idle_timeout_s,
-                ended=lambda: self._ended(platform, call),
-            )
+        if scope["type"] == "websocket":  # docs/websockets.md
+            target, forwarded = _target(scope, call.subpath), _forwarded_headers(scope, headers)
+            await websocket.serve(platform, call, spec, receive, send, target, forwarded)
             return
         body = await self._read_body(
             scope, receive, platform.settings.gateway.max_invoke_body_bytes
@@ -301,13 +288,6 @@ class InvokeApp:
         limits.start_invocation(namespace)
         call.running = True
         await self._forward(platform, call, scope, receive, send, headers, body, spec.timeout_s)
-
-    @staticmethod
-    def _ended(platform: Platform, call: _Call) -> None:
-        """The call no longer counts against its tenant's concurrency."""
-        if call.running:
-            call.running = False
-            platform.tenancy.limits.end_invocation(call.namespace)
 
     async def _enqueue(
         self,

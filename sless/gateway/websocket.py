@@ -24,6 +24,8 @@ from sless.backends import Serving, Upstream
 from sless.backends.http1 import UpstreamBroken
 from sless.backends.upgrade import BINARY, CLOSE, TEXT, MessageTooLarge, WorkerSocket, open_session
 from sless.errors import InvocationTimeout, SlessError, UpstreamError
+from sless.gateway.platform import Platform
+from sless.models import FunctionSpec
 
 __all__ = ["MAX_MESSAGE_BYTES", "NotWebSocket", "refusing", "serve"]
 
@@ -53,6 +55,8 @@ class Session(Protocol):
     responded: bool
     request_bytes: int
     response_bytes: int
+    #: counted against the tenant's concurrency limit
+    running: bool
 
 
 def refusing(scope: Scope, send: Send) -> Send:
@@ -85,6 +89,41 @@ class _Tally:
 
 
 async def serve(
+    platform: Platform,
+    call: Session,
+    spec: FunctionSpec,
+    receive: Receive,
+    send: Send,
+    target: str,
+    headers: list[tuple[str, str]],
+) -> None:
+    """The session of a checked ``websocket`` scope (sless.gateway.invoking), counted
+    against its tenant's concurrency until its lease is back."""
+    if not spec.websocket:
+        raise NotWebSocket(f"function {call.name!r} does not take WebSockets")
+    limits = platform.tenancy.limits
+    limits.start_invocation(call.namespace)
+    call.running = True
+
+    def ended() -> None:
+        if call.running:
+            call.running = False
+            limits.end_invocation(call.namespace)
+
+    await _serve(
+        platform.backend,
+        call,
+        receive,
+        send,
+        target=target,
+        headers=headers,
+        duration_s=spec.timeout_s,
+        idle_s=platform.settings.gateway.stream_idle_timeout_s,
+        ended=ended,
+    )
+
+
+async def _serve(
     backend: Serving,
     call: Session,
     receive: Receive,

@@ -15,12 +15,12 @@ from __future__ import annotations
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 from sless.config import Settings
 from sless.gateway.websocket import MAX_MESSAGE_BYTES
 from tests.conftest import RunningGateway
-from tests.support import deploy
+from tests.support import deploy, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -75,8 +75,18 @@ def test_sessions_past_the_tenant_concurrency_limit_are_refused(
         assert refused.value.response.status_code == 429
         # an HTTP call of the tenant is refused the same way while the session runs
         assert httpx.get(f"{gateway.url}/fn/{NS}/echo", timeout=60).status_code == 429
-    # the slot comes back when the session ends
-    with connect(_url(gateway, "echo"), open_timeout=60) as again:
+
+    # the slot comes back when the session ends (the server answers a caller's close
+    # before the gateway hears of it: a moment later)
+    def reconnected() -> ClientConnection | None:
+        try:
+            return connect(_url(gateway, "echo"), open_timeout=60)
+        except InvalidStatus as e:
+            if e.response.status_code != 429:
+                raise
+            return None
+
+    with wait_for("the slot to come back", reconnected, timeout=30) as again:
         again.send("back")
         assert again.recv(timeout=60) == "back"
 
