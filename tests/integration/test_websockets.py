@@ -35,6 +35,18 @@ ECHO = {
         "        await ws.send(message)\n"
     )
 }
+ECHO_NODE = {
+    "handler.js": (
+        "exports.handle = async (event, context) => {\n"
+        "  const ws = context.websocket;\n"
+        "  if (ws === null) return 'plain http';\n"
+        "  await ws.send('hello ' + event.path);\n"
+        "  for (let m = await ws.receive(); m !== null; m = await ws.receive()) {\n"
+        "    await ws.send(m);\n"
+        "  }\n"
+        "};\n"
+    )
+}
 #: says nothing and waits: only the idle limit ends its session
 SILENT = {
     "handler.py": (
@@ -49,6 +61,14 @@ FAILING = {
         "async def handle(event, context):\n"
         "    await context.websocket.receive()\n"
         "    raise RuntimeError('boom')\n"
+    )
+}
+FAILING_NODE = {
+    "handler.js": (
+        "exports.handle = async (event, context) => {\n"
+        "  await context.websocket.receive();\n"
+        "  throw new Error('boom');\n"
+        "};\n"
     )
 }
 IDLE_S = 2.0
@@ -78,8 +98,13 @@ def _record(client: httpx.Client, name: str, invocation_id: str) -> dict[str, An
     return record
 
 
-def test_echo_both_ways_and_the_record(gateway: RunningGateway, acme: httpx.Client) -> None:
-    deploy(acme, NS, "echo", ECHO, {"websocket": True, "timeout_s": 60})
+@pytest.mark.parametrize(
+    ("files", "runtime"), [(ECHO, "python3.11"), (ECHO_NODE, "nodejs20")], ids=["python", "node"]
+)
+def test_echo_both_ways_and_the_record(
+    gateway: RunningGateway, acme: httpx.Client, files: dict[str, str], runtime: str
+) -> None:
+    deploy(acme, NS, "echo", files, {"websocket": True, "timeout_s": 60, "runtime": runtime})
     with connect(_ws_url(gateway, "echo", "/room/1"), open_timeout=60) as ws:
         invocation_id = ws.response.headers["x-sless-invocation-id"]
         assert ws.recv(timeout=60) == "hello /room/1"
@@ -176,10 +201,15 @@ def test_a_sync_handler_refuses_the_upgrade(gateway: RunningGateway, acme: httpx
     assert b"websocket_not_allowed" in refused.value.response.body
 
 
+@pytest.mark.parametrize(
+    ("files", "runtime"),
+    [(FAILING, "python3.11"), (FAILING_NODE, "nodejs20")],
+    ids=["python", "node"],
+)
 def test_a_handler_that_raises_closes_with_1011(
-    gateway: RunningGateway, acme: httpx.Client
+    gateway: RunningGateway, acme: httpx.Client, files: dict[str, str], runtime: str
 ) -> None:
-    deploy(acme, NS, "failing", FAILING, {"websocket": True, "timeout_s": 60})
+    deploy(acme, NS, "failing", files, {"websocket": True, "timeout_s": 60, "runtime": runtime})
     with connect(_ws_url(gateway, "failing"), open_timeout=60) as ws:
         ws.send("go")
         with pytest.raises(ConnectionClosed) as closed:
