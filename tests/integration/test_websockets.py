@@ -216,3 +216,12 @@ def test_a_handler_that_raises_closes_with_1011(
             ws.recv(timeout=60)
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1011
+
+
+@pytest.mark.parametrize("path", ["/v1/namespaces", "/healthz", "/console/", "/nowhere"])
+def test_an_upgrade_outside_fn_is_refused(gateway: RunningGateway, path: str) -> None:
+    url = gateway.url.replace("http://", "ws://") + path
+    with pytest.raises(InvalidStatus) as refused:
+        connect(url, open_timeout=60)
+    assert refused.value.response.status_code == 403
+    assert httpx.get(f"{gateway.url}/healthz", timeout=60).status_code == 200
