@@ -437,6 +437,124 @@ class StreamWriter {
   }
 }
 
+// --------------------------------------------------------------------------- websockets
+// The gateway speaks RFC 6455 with the caller and relays whole messages to the worker
+// after an HTTP/1.1 upgrade to `sless-websocket`: one frame per message, a kind byte
+// (1 text, 2 binary, 8 close), a 4-byte big-endian length, the payload (docs/websockets.md).
+const WS_PROTOCOL = 'sless-websocket';
+const WS_TEXT = 1;
+const WS_BINARY = 2;
+const WS_CLOSE = 8;
+const WS_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+// messages waiting for receive() past this many stop the reads from the gateway
+const WS_HIGH_WATER = 16;
+
+class WebSocketClosed extends Error {}
+
+// `context.websocket`: the caller's session as whole messages
+class WebSocketSession {
+  constructor(socket, head) {
+    this.socket = socket;
+    this.buffer = head && head.length ? Buffer.from(head) : Buffer.alloc(0);
+    this.closed = false;
+    this.closeCode = null;
+    this.messages = [];
+    this.waiters = [];
+    this.aborter = new AbortController();
+    socket.on('data', (data) => {
+      this.buffer = Buffer.concat([this.buffer, data]);
+      this.parse();
+    });
+    socket.on('close', () => this.finish(1006));
+    socket.on('error', () => this.finish(1006));
+    this.parse();
+  }
+
+  parse() {
+    while (!this.closed && this.buffer.length >= 5) {
+      const kind = this.buffer[0];
+      const length = this.buffer.readUInt32BE(1);
+      if (length > WS_MAX_MESSAGE_BYTES || ![WS_TEXT, WS_BINARY, WS_CLOSE].includes(kind)) {
+        this.socket.destroy();
+        this.finish(1002);
+        return;
+      }
+      if (this.buffer.length < 5 + length) return;
+      const payload = this.buffer.subarray(5, 5 + length);
+      this.buffer = this.buffer.subarray(5 + length);
+      if (kind === WS_CLOSE) {
+        this.finish(payload.length >= 2 ? payload.readUInt16BE(0) : 1005);
+        return;
+      }
+      const message = kind === WS_TEXT ? payload.toString('utf8') : Buffer.from(payload);
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(message);
+      else {
+        this.messages.push(message);
+        if (this.messages.length >= WS_HIGH_WATER) this.socket.pause();
+      }
+    }
+  }
+
+  finish(code) {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeCode = code;
+    for (const waiter of this.waiters.splice(0)) waiter(null);
+    this.aborter.abort();
+  }
+
+  // the next message (a string for text, a Buffer for binary); null once closed
+  receive() {
+    if (this.messages.length) {
+      const message = this.messages.shift();
+      if (this.messages.length < WS_HIGH_WATER) this.socket.resume();
+      return Promise.resolve(message);
+    }
+    if (this.closed) return Promise.resolve(null);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  // a string goes as text, a Buffer (or Uint8Array) as binary; resolves once written
+  send(message) {
+    if (this.closed) return Promise.reject(new WebSocketClosed('the WebSocket session is closed'));
+    let kind;
+    let payload;
+    if (typeof message === 'string') {
+      kind = WS_TEXT;
+      payload = Buffer.from(message, 'utf8');
+    } else if (message instanceof Uint8Array) {
+      kind = WS_BINARY;
+      payload = Buffer.from(message);
+    } else {
+      return Promise.reject(new TypeError('send() takes a string or a Buffer'));
+    }
+    return this.frame(kind, payload);
+  }
+
+  close(code = 1000, reason = '') {
+    if (this.closed) return Promise.resolve();
+    const payload = Buffer.alloc(2);
+    payload.writeUInt16BE(code, 0);
+    const done = this.frame(WS_CLOSE, Buffer.concat([payload, Buffer.from(reason, 'utf8').subarray(0, 120)]));
+    this.finish(code);
+    this.socket.end();
+    return done.catch(() => {});
+  }
+
+  frame(kind, payload) {
+    const head = Buffer.alloc(5);
+    head[0] = kind;
+    head.writeUInt32BE(payload.length, 1);
+    return new Promise((resolve, reject) => {
+      this.socket.write(Buffer.concat([head, payload]), (err) => {
+        if (err) reject(new WebSocketClosed('the WebSocket session is closed'));
+        else resolve();
+      });
+    });
+  }
+}
+
 function send(res, status, headers, body) {
   headers['content-length'] = String(body.length);
   res.writeHead(status, headers);
@@ -498,6 +616,8 @@ function serve(config, func, adapter) {
       status: 200,
       headers: {},
       write: (chunk) => stream.write(chunk, context, base),
+      // the caller's WebSocket session, for a call that is one (docs/websockets.md)
+      websocket: null,
       // aborted when the caller (the gateway) goes away
       signal: stream.aborter.signal,
     };
@@ -533,6 +653,55 @@ function serve(config, func, adapter) {
     }
   }
 
+  // one WebSocket session: the handler runs with `context.websocket` until it returns
+  async function session(req, socket, head) {
+    const header = (n) => {
+      const v = req.headers[n];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    if (adapter || (header('upgrade') || '').toLowerCase() !== WS_PROTOCOL) {
+      const body = errorBody('not_implemented', 'WebSockets need the sless interface');
+      socket.end(`HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    const invocationId = header('x-sless-invocation-id') || require('crypto').randomUUID().replace(/-/g, '');
+    const deadline = Date.now() / 1000 + config.timeoutS;
+    let event;
+    try {
+      event = buildEvent(req, Buffer.alloc(0));
+    } catch (err) {
+      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: ${WS_PROTOCOL}\r\nconnection: upgrade\r\n\r\n`);
+    const ws = new WebSocketSession(socket, head);
+    const context = {
+      function: config.functionName,
+      namespace: config.namespace,
+      invocation_id: invocationId,
+      deadline,
+      traceparent: header('traceparent') || '',
+      trace_id: (header('traceparent') || '').length === 55 ? header('traceparent').slice(3, 35) : '',
+      remaining_time: () => Math.max(0, deadline - Date.now() / 1000),
+      websocket: ws,
+      // aborted when the session ends
+      signal: ws.aborter.signal,
+    };
+    await slots.acquire();
+    try {
+      await func(event, context);
+      await ws.close(1000);
+    } catch (err) {
+      if (!ws.closed) {
+        logError(invocationId, err);
+        await ws.close(1011, 'the function raised an error');
+      }
+    } finally {
+      slots.release();
+      socket.destroy();
+    }
+  }
+
   const server = http.createServer((req, res) => {
     const chunks = [];
     let size = 0;
@@ -555,6 +724,12 @@ function serve(config, func, adapter) {
         logError('runtime', err);
         if (!res.headersSent) send(res, 500, { 'content-type': 'application/json' }, errorBody('runtime_error', 'runtime failure'));
       });
+    });
+  });
+  server.on('upgrade', (req, socket, head) => {
+    session(req, socket, head).catch((err) => {
+      logError('runtime', err);
+      socket.destroy();
     });
   });
   // longer than the gateway's client keep-alive, so the client always closes first

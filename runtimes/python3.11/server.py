@@ -225,7 +225,7 @@ class Config:
 class Context:
     """What the handler gets as ``context``."""
 
-    __slots__ = ("deadline", "function", "invocation_id", "namespace", "trace_id", "traceparent")
+    __slots__ = ("deadline", "function", "invocation_id", "namespace", "trace_id", "traceparent", "websocket")
 
     def __init__(
         self, function: str, namespace: str, invocation_id: str, deadline: float, traceparent: str = ""
@@ -238,6 +238,9 @@ class Context:
         #: on as the ``traceparent`` header of outgoing calls to continue the trace
         self.traceparent = traceparent
         self.trace_id = traceparent[3:35] if len(traceparent) == 55 else ""
+        #: the caller's WebSocket session (``receive``/``send``/``close``), for a call that
+        #: is one (docs/websockets.md); None for an HTTP call
+        self.websocket: WebSocket | None = None
 
     def remaining_time(self) -> float:
         """Seconds left before the gateway gives up on this invocation (never negative)."""
@@ -825,6 +828,11 @@ class Server:
                     return
                 if request is None:
                     return
+                if wants_websocket(request):
+                    # the session holds a slot, and the connection, until it ends
+                    async with self.slots:
+                        await serve_websocket(self, request, reader, writer)
+                    return
                 connection = dict(request.headers).get("connection", "").lower()
                 keep_alive = connection != "close" if request.version == "HTTP/1.1" else connection == "keep-alive"
                 # a slot bounds the calls running at once; a stream holds it until its
@@ -857,6 +865,120 @@ class Server:
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+
+
+# --------------------------------------------------------------------------- websockets
+# The gateway speaks RFC 6455 with the caller (its ASGI server does the framing and the
+# masking) and relays each whole message to the worker over the same Unix socket after an
+# HTTP/1.1 upgrade to ``sless-websocket``: one frame per message, a kind byte (1 text, 2
+# binary, 8 close) and a 4-byte big-endian length, then the payload. The gateway bounds
+# every message; this side bounds what it reads too (docs/websockets.md).
+
+WS_PROTOCOL = "sless-websocket"
+WS_TEXT, WS_BINARY, WS_CLOSE = 1, 2, 8
+WS_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+class WebSocketClosed(Exception):
+    """The session ended: ``send`` after the caller (or the gateway) closed it."""
+
+
+class WebSocket:
+    """``context.websocket``: the caller's WebSocket session, as whole messages."""
+
+    __slots__ = ("_reader", "_writer", "close_code", "closed")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.closed = False
+        #: the close code the caller (or the gateway) sent, once closed
+        self.close_code: int | None = None
+
+    async def receive(self) -> str | bytes | None:
+        """The next message (``str`` for text, ``bytes`` for binary); None once closed."""
+        if self.closed:
+            return None
+        try:
+            head = await self._reader.readexactly(5)
+            kind, length = head[0], int.from_bytes(head[1:5], "big")
+            if length > WS_MAX_MESSAGE_BYTES or kind not in (WS_TEXT, WS_BINARY, WS_CLOSE):
+                raise ConnectionError("bad frame")
+            payload = await self._reader.readexactly(length)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            self.closed = True
+            return None
+        if kind == WS_CLOSE:
+            self.closed = True
+            self.close_code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1005
+            return None
+        return payload.decode("utf-8", "replace") if kind == WS_TEXT else payload
+
+    async def send(self, message: str | bytes) -> None:
+        """Send one message: ``str`` as text, ``bytes`` as binary."""
+        if self.closed:
+            raise WebSocketClosed("the WebSocket session is closed")
+        if isinstance(message, str):
+            kind, payload = WS_TEXT, message.encode()
+        elif isinstance(message, (bytes, bytearray, memoryview)):
+            kind, payload = WS_BINARY, bytes(message)
+        else:
+            raise TypeError("send() takes str or bytes")
+        await self._frame(kind, payload)
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """End the session with ``code`` (the handler returning closes it with 1000)."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(ConnectionError):
+            await self._frame(WS_CLOSE, code.to_bytes(2, "big") + reason.encode()[:120])
+
+    async def _frame(self, kind: int, payload: bytes) -> None:
+        try:
+            self._writer.write(bytes((kind,)) + len(payload).to_bytes(4, "big") + payload)
+            await self._writer.drain()
+        except ConnectionError:
+            self.closed = True
+            raise WebSocketClosed("the WebSocket session is closed") from None
+
+
+def wants_websocket(request: Request) -> bool:
+    return dict(request.headers).get("upgrade", "").lower() == WS_PROTOCOL
+
+
+async def serve_websocket(server: Any, request: Request, reader: Any, writer: Any) -> None:
+    """One WebSocket session: the handler runs with ``context.websocket`` until it returns,
+    fails, or the gateway closes the connection (the handler is then cancelled)."""
+    if not server.is_async or server.adapter is not None:
+        body = error_body("not_implemented", "WebSockets need an async def handler")
+        writer.write(render(501, {"content-type": "application/json"}, body, False))
+        await writer.drain()
+        return
+    values = dict(request.headers)
+    invocation_id = values.get("x-sless-invocation-id") or os.urandom(16).hex()
+    try:
+        deadline = float(values["x-sless-deadline"])
+    except (KeyError, ValueError):
+        deadline = time.time() + server.config.timeout_s
+    writer.write(
+        f"HTTP/1.1 101 Switching Protocols\r\nupgrade: {WS_PROTOCOL}\r\nconnection: upgrade\r\n\r\n".encode()
+    )
+    await writer.drain()
+    socket_ = WebSocket(reader, writer)
+    context = Context(
+        server.config.function, server.config.namespace, invocation_id, deadline, values.get("traceparent", "")
+    )
+    context.websocket = socket_
+    try:
+        await server.func(build_event(request), context)
+    except (asyncio.CancelledError, WebSocketClosed):
+        return
+    except Exception as exc:
+        log_exception(invocation_id, exc)
+        await socket_.close(1011, "the function raised an error")
+        return
+    await socket_.close(1000)
 
 
 EGRESS_PORT = 3128

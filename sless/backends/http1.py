@@ -416,6 +416,22 @@ class Http1Client:
             return
         self._drop(connection)
 
+    async def open_stream(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A new connection of its own (never pooled) as asyncio streams: for a protocol
+        the connection is upgraded to (sless.backends.upgrade). Raises ``UpstreamBroken``."""
+        if self._closed:
+            raise UpstreamBroken("the client is closed")
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=64 * 1024)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        try:
+            transport, _ = await self._connect(lambda: protocol)  # type: ignore[arg-type,return-value]
+        except OSError as e:
+            raise UpstreamBroken(f"cannot connect: {e.strerror or type(e).__name__}") from None
+        return reader, asyncio.StreamWriter(
+            cast(asyncio.Transport, transport), protocol, reader, loop
+        )
+
     async def close(self) -> None:
         self._closed = True
         for connection in list(self._open):

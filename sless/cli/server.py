@@ -171,7 +171,8 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
 def _serve_granian(app: Gateway, settings: Settings) -> bool:
     """granian's embedded server on this process's uvloop; True once it had started.
 
-    HTTP/1.1 only (no h2c, no websockets: the gateway serves neither), no access log.
+    HTTP/1.1 only (no h2c) with WebSockets (only ``/fn/...`` of a ``websocket: true``
+    function accepts them, docs/websockets.md), no access log.
     Ctrl-C / SIGTERM stop it gracefully: requests in flight finish (for up to
     ``shutdown_grace_s``), the ASGI lifespan stops the platform, and this returns, so the
     embedded PostgreSQL is stopped after it.
@@ -197,7 +198,7 @@ def _serve_granian(app: Gateway, settings: Settings) -> bool:
         http1_settings=HTTP1Settings(
             keep_alive=True, header_read_timeout=int(gateway.header_timeout_s * 1000)
         ),
-        websockets=False,
+        websockets=True,
         log_level=LogLevels.warning,
         log_access=False,
         # backpressure is the connections granian holds at once (its default, the backlog,

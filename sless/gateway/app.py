@@ -103,14 +103,14 @@ class Gateway:
         self.started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and self.forwarded_allow_ips:
+            caller = forwarded_client(
+                scope.get("client"), scope["headers"], self.forwarded_allow_ips
+            )
+            if caller is not None:
+                # FORWARDED: the proxy's X-Forwarded-For already ends with the caller
+                scope = {**scope, "client": caller, FORWARDED: True}
         if scope["type"] == "http":
-            if self.forwarded_allow_ips:
-                caller = forwarded_client(
-                    scope.get("client"), scope["headers"], self.forwarded_allow_ips
-                )
-                if caller is not None:
-                    # FORWARDED: the proxy's X-Forwarded-For already ends with the caller
-                    scope = {**scope, "client": caller, FORWARDED: True}
             if _ambiguous_framing(scope["headers"]):
                 await send(_AMBIGUOUS_START)
                 await send({"type": "http.response.body", "body": _AMBIGUOUS_BODY})
@@ -122,6 +122,9 @@ class Gateway:
                     return
                 await self.invoke(scope, receive, pages.isolated(send, scope["path"]))
                 return
+        elif scope["type"] == "websocket" and scope["path"].startswith(PREFIX):
+            await self.invoke(scope, receive, send)  # docs/websockets.md
+            return
         await self.api(scope, receive, send)
 
 

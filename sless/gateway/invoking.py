@@ -37,6 +37,7 @@ from sless.backends import Stream, open_call, pick, without_trace_context
 from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
+from sless.gateway import websocket
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
@@ -213,6 +214,8 @@ class InvokeApp:
         platform: Platform = self._get_platform()
         call = _Call(scope["path"])
         call.trace = platform.tracing.begin(scope["headers"])
+        if scope["type"] == "websocket":  # an error refuses the upgrade
+            send = websocket.refusing(scope, send)
         try:
             await self._serve(platform, call, scope, receive, send)
         except SlessError as e:
@@ -271,6 +274,10 @@ class InvokeApp:
         # function count against the function's owner
         limits = platform.tenancy.limits
         limits.check_invoke(namespace)
+        if scope["type"] == "websocket":  # docs/websockets.md
+            target, forwarded = _target(scope, call.subpath), _forwarded_headers(scope, headers)
+            await websocket.serve(platform, call, spec, receive, send, target, forwarded)
+            return
         body = await self._read_body(
             scope, receive, platform.settings.gateway.max_invoke_body_bytes
         )
@@ -475,7 +482,7 @@ def _span_attributes(call: _Call, scope: Scope) -> dict[str, Any]:
         "sless.namespace": call.namespace,
         "sless.function": call.name,
         "sless.invocation_id": str(call.invocation_id),
-        "http.request.method": scope["method"],
+        "http.request.method": scope.get("method", "GET"),
         "http.response.status_code": call.status,
         "sless.response_bytes": call.response_bytes,
     }

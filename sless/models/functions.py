@@ -162,6 +162,8 @@ class FunctionSpec(BaseModel):
         default_factory=list, max_length=32
     )
     auth: AuthMode = AuthMode.PUBLIC
+    #: ``/fn/...`` accepts a WebSocket upgrade (docs/websockets.md); else it is refused
+    websocket: bool = False
     #: POSTed a JSON document when an asynchronous invocation ends (sless.events.callbacks)
     callback_url: (
         Annotated[

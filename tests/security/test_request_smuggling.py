@@ -100,7 +100,7 @@ def _granian(gateway: RunningGateway) -> Iterator[tuple[str, int]]:
         interface=Interfaces.ASGINL,  # no lifespan
         http=HTTPModes.http1,
         http1_settings=HTTP1Settings(keep_alive=True),
-        websockets=False,
+        websockets=True,  # as sless up serves
         log_access=False,
     )
     loop = asyncio.new_event_loop()
