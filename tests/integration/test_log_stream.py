@@ -86,8 +86,10 @@ def test_the_stream_sends_the_backlog_then_each_new_line_with_its_time_and_call(
     try:
         backlog = stream.until("saw before")
         assert backlog["time"] is None  # the file keeps no times: none made up
-        httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=live")
+        called = httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=live")
         live = stream.until("saw live")
+        # a line the code printed names its call (the runtime prefixes it)
+        assert live["invocation_id"] == called.headers["x-sless-invocation-id"]
         assert isinstance(live["time"], str)
         assert str(live["time"]).endswith("Z")
         failed = httpx.get(f"{gateway.url}/fn/sless-acme/chatty?fail=1&n=x")

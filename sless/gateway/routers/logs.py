@@ -5,9 +5,9 @@ The stream sends the last ``tail`` lines, then every line the function writes, o
 each: ``data: {"time": ..., "invocation_id": ..., "line": ...}``. ``time`` is when the
 gateway read the line (it reads twice a second; the log files keep no times, so the first
 ``tail`` lines carry ``null``). ``invocation_id`` is the call a line names: the runtime
-servers prefix a handler's traceback with ``[<invocation id>]`` and the platform's own
-lines read ``[sless] call <invocation id>: ...``; a line the code printed names none
-(``null``).
+servers prefix every line a call writes to stdout or stderr with ``[<invocation id>] ``
+and the platform's own lines read ``[sless] call <invocation id>: ...``; output written
+outside a call (at import) names none (``null``).
 
 Both modes answer ``backend.logs`` with the tail of the log, so the stream is made here
 from successive tails: what a read has past the end of the text the previous read
