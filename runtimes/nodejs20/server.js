@@ -495,7 +495,6 @@ function send(res, status, headers, body) {
 }
 
 function serve(config, func, adapter) {
-  tagCallOutput();
   const slots = new Slots(config.concurrency);
 
   async function invokeAdapter(req, rawBody, res, invocationId, deadline) {
@@ -662,6 +661,8 @@ async function main() {
     process.exitCode = await runCheck(config);
     return;
   }
+  // before the handler loads: what it keeps of process.stdout.write is the tagging one
+  tagCallOutput();
   let func;
   let adapter;
   try {

@@ -978,7 +978,6 @@ async def start_egress_forwarder(socket_path: str | None) -> asyncio.AbstractSer
 
 
 async def serve(config: Config, func: Any, sock: socket.socket | None = None) -> None:
-    tag_call_output()
     try:
         adapter = make_adapter(config, func)
         if adapter is not None:
@@ -1119,6 +1118,8 @@ def main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    # before the handler's import: a logging handler made then holds the wrapped stream
+    tag_call_output()
     config = Config(dict(os.environ))
     if "--check" in argv[1:]:
         return run_check(config)

@@ -15,10 +15,12 @@ from tests.unit.runtimes.harness import Server, start_files, stop_server
 from tests.unit.runtimes.test_runtime_contract import call
 
 PY_SYNC = """
+import logging
 import sys
 import threading
 
 print("loaded at import")
+logging.basicConfig(level=logging.INFO, format="%(message)s")  # its handler: sys.stderr now
 barrier = threading.Barrier(3, timeout=20)
 
 
@@ -27,6 +29,7 @@ def handle(event, context):
     sys.stdout.write(me + " begins ")
     barrier.wait()
     print(me, "ends")
+    logging.info("%s logged", me)
     print(me + " two\\n" + me + " three", file=sys.stderr)
     sys.stdout.write(me + " unfinished")
     if me == "c":
@@ -76,7 +79,7 @@ exports.handle = async (event, context) => {
   if (arrived === 3) open();
   await gate;
   console.log(me, 'ends');
-  await new Promise((resolve) => setTimeout(() => { console.log(me, 'from a task'); resolve(); }, 1));
+  await new Promise((done) => setTimeout(() => { console.log(me, 'from a task'); done(); }, 1));
   console.error(me + ' two\\n' + me + ' three');
   process.stdout.write(Buffer.from(me + ' unfinished'));
   if (me === 'c') throw new Error('c fails');
@@ -84,9 +87,10 @@ exports.handle = async (event, context) => {
 };
 """
 CASES = {
-    "python-sync": ("python3.11", "handler.py", PY_SYNC, False),
-    "python-async": ("python3.11", "handler.py", PY_ASYNC, True),
-    "node": ("nodejs20", "handler.js", JS, True),
+    # the second line: from a logging handler made at import, or from a task the call made
+    "python-sync": ("python3.11", "handler.py", PY_SYNC, "logged"),
+    "python-async": ("python3.11", "handler.py", PY_ASYNC, "from a task"),
+    "node": ("nodejs20", "handler.js", JS, "from a task"),
 }
 
 
@@ -102,7 +106,7 @@ def _wait_for_line(server: Server, line: str) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES)
 async def test_concurrent_calls_tag_their_own_lines(case: str, tmp_path: Path) -> None:
-    runtime, name, source, from_task = CASES[case]
+    runtime, name, source, second = CASES[case]
     server = start_files(
         runtime, tmp_path, {name: source}, entrypoint="handler.handle", SLESS_CONCURRENCY="3"
     )
@@ -122,9 +126,13 @@ async def test_concurrent_calls_tag_their_own_lines(case: str, tmp_path: Path) -
         tag = f"[inv-{me}] "
         # (c's traceback comes among them: its unfinished line is written when it ends)
         mine = [line.removeprefix(tag) for line in lines if line.startswith(tag + me + " ")]
-        expected = [f"{me} begins {me} ends", f"{me} two", f"{me} three", f"{me} unfinished"]
-        if from_task:
-            expected.insert(1, f"{me} from a task")
+        expected = [
+            f"{me} begins {me} ends",
+            f"{me} {second}",
+            f"{me} two",
+            f"{me} three",
+            f"{me} unfinished",
+        ]
         assert mine == expected, lines
     # every line of the calls is tagged once: a traceback is not tagged twice
     traceback = [line for line in lines if "c fails" in line]
