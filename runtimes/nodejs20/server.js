@@ -10,6 +10,11 @@
 // - At most SLESS_CONCURRENCY handler calls run at once; extra requests wait in a FIFO queue.
 // - A handler exception answers 500 with a fixed message and the invocation id; the stack
 //   goes to stderr (the function's log), each line prefixed with the invocation id.
+// - Every line a call writes to stdout/stderr (console.*, process.stdout.write) starts with
+//   `[<invocation id>] ` (tagCallOutput): the call is an AsyncLocalStorage store, so
+//   concurrent calls tag their own lines. A call's partial line waits for its newline, and
+//   its lines go out in one write, so lines of concurrent calls never mix. Output outside a
+//   call (at load) is written as it is.
 // - `--check` loads the handler, checks the entrypoint is a function and prints one line.
 //   The message is shown to the tenant, so paths are made relative to the code directory.
 'use strict';
@@ -18,6 +23,7 @@ const fs = require('fs');
 const http = require('http');
 const path = require('path');
 const Module = require('module');
+const { AsyncLocalStorage } = require('async_hooks');
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const ENTRYPOINT_RE = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*\.[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -299,7 +305,52 @@ function errorBody(code, message, invocationId) {
 function logError(invocationId, err) {
   const text = err instanceof Error && err.stack ? err.stack : `thrown value: ${String(err)}`;
   const lines = text.split('\n').map((l) => `[${invocationId}] ${l}\n`);
-  process.stderr.write(lines.join(''));
+  // tagged here already: written as it is, outside the call's store
+  calls.exit(() => process.stderr.write(lines.join('')));
+}
+
+// the invocation id of the call running in this async context (undefined: outside any call)
+const calls = new AsyncLocalStorage();
+// a partial line longer than this is written out without waiting for its newline
+const MAX_PARTIAL_LINE = 64 * 1024;
+// per stream: invocation id -> the call's text after its last newline
+const partials = new Map();
+
+// From now on, what a call writes to stdout/stderr carries its invocation id.
+function tagCallOutput() {
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream);
+    const partial = new Map();
+    partials.set(stream, { write, partial });
+    stream.write = (chunk, encoding, callback) => {
+      const call = calls.getStore();
+      if (call === undefined) return write(chunk, encoding, callback);
+      const done = typeof encoding === 'function' ? encoding : callback;
+      const text = typeof chunk === 'string' && (typeof encoding !== 'string' || encoding === 'utf8')
+        ? chunk : Buffer.from(chunk, typeof encoding === 'string' ? encoding : undefined).toString('utf8');
+      const pending = (partial.get(call) || '') + text;
+      partial.delete(call);
+      let end = pending.lastIndexOf('\n');
+      if (end < 0 && pending.length <= MAX_PARTIAL_LINE) {
+        partial.set(call, pending);
+        if (done) process.nextTick(done);
+        return true;
+      }
+      if (end < 0) end = pending.length;
+      else if (end + 1 < pending.length) partial.set(call, pending.slice(end + 1));
+      const prefix = `[${call}] `;
+      return write(prefix + pending.slice(0, end).split('\n').join('\n' + prefix) + '\n', done);
+    };
+  }
+}
+
+// The call is over: its unfinished lines are written, ended.
+function endCallOutput(call) {
+  for (const { write, partial } of partials.values()) {
+    const rest = partial.get(call);
+    partial.delete(call);
+    if (rest) write(`[${call}] ${rest}\n`);
+  }
 }
 
 class Slots {
@@ -587,6 +638,14 @@ function serve(config, func, adapter) {
       return Array.isArray(v) ? v[0] : v;
     };
     const invocationId = header('x-sless-invocation-id') || require('crypto').randomUUID().replace(/-/g, '');
+    try {
+      await calls.run(invocationId, () => invokeAs(req, rawBody, res, invocationId, header));
+    } finally {
+      endCallOutput(invocationId);
+    }
+  }
+
+  async function invokeAs(req, rawBody, res, invocationId, header) {
     let deadline = parseFloat(header('x-sless-deadline'));
     if (!Number.isFinite(deadline)) deadline = Date.now() / 1000 + config.timeoutS;
     if (adapter) {
@@ -777,6 +836,8 @@ async function main() {
     process.exitCode = await runCheck(config);
     return;
   }
+  // before the handler loads: what it keeps of process.stdout.write is the tagging one
+  tagCallOutput();
   let func;
   let adapter;
   try {

@@ -14,6 +14,11 @@ Design:
 - A handler exception answers 500 with a fixed message and the invocation id; the traceback
   goes to stderr (the function's log), each line prefixed with the invocation id, never into
   the response.
+- Every line a call writes to ``sys.stdout``/``sys.stderr`` starts with ``[<invocation
+  id>] `` (``CallLog``): the call is a context variable, set for the call's task and copied
+  to the pool thread that runs a sync handler, so concurrent calls tag their own lines. A
+  call's partial line waits for its newline, and its lines go out in one write, so lines of
+  concurrent calls never mix. Output outside a call (at import) is written as it is.
 - ``--check`` imports the handler, checks the entrypoint is callable and prints one line.
   Its message is shown to the tenant, so paths are made relative to the code directory.
 - ``--prestarted``: a generic worker of the gateway's pre-started pool
@@ -150,6 +155,7 @@ _import_asyncio_lean()
 import asyncio  # noqa: E402
 import concurrent.futures  # noqa: E402
 import contextlib  # noqa: E402
+import contextvars  # noqa: E402
 import functools  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
@@ -540,7 +546,7 @@ class Streamed:
             except StopAsyncIteration:
                 return None
         else:
-            value = await asyncio.get_running_loop().run_in_executor(pool, next, self._iterator, _END)
+            value = await in_call_context(pool, next, self._iterator, _END)
             if value is _END:
                 return None
         if isinstance(value, (bytes, bytearray, memoryview)):
@@ -558,7 +564,7 @@ class Streamed:
             return
         close = getattr(self._iterator, "close", None)
         if close is not None:
-            await asyncio.get_running_loop().run_in_executor(pool, close)
+            await in_call_context(pool, close)
 
 
 _END = object()
@@ -649,8 +655,84 @@ def is_awaitable(value: Any) -> bool:
 
 def log_exception(invocation_id: str, exc: BaseException) -> None:
     lines = "".join(traceback.format_exception(exc)).rstrip("\n").split("\n")
-    sys.stderr.write("".join(f"[{invocation_id}] {line}\n" for line in lines))
-    sys.stderr.flush()
+    stderr = sys.stderr
+    stream = stderr.stream if isinstance(stderr, CallLog) else stderr  # tagged here already
+    stream.write("".join(f"[{invocation_id}] {line}\n" for line in lines))
+    stream.flush()
+
+
+#: the invocation id of the call running in this context (None: outside any call)
+CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("sless_call_id", default=None)
+#: a partial line longer than this is written out without waiting for its newline
+MAX_PARTIAL_LINE = 64 * 1024
+
+
+class CallLog:
+    """``sys.stdout`` or ``sys.stderr`` while the server runs: each line written by a call
+    starts with ``[<invocation id>] `` (the log stream reads the id from it). A call's text
+    after its last newline waits for the next one (or the call's end), then its whole
+    lines go to the stream in one write: no more writes than before, and lines of
+    concurrent calls never interleave mid-line. Anything else is the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        #: invocation id -> the call's text after its last newline
+        self._partial: dict[str, str] = {}
+
+    def write(self, text: str) -> int:
+        call = CALL_ID.get()
+        if call is None:
+            return self.stream.write(text)
+        pending = self._partial.pop(call, "") + text
+        end = pending.rfind("\n")
+        if end < 0 and len(pending) <= MAX_PARTIAL_LINE:
+            self._partial[call] = pending
+            return len(text)
+        if end < 0:
+            end = len(pending)
+        elif end + 1 < len(pending):
+            self._partial[call] = pending[end + 1 :]
+        prefix = f"[{call}] "
+        self.stream.write(prefix + pending[:end].replace("\n", "\n" + prefix) + "\n")
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def end(self, call: str) -> None:
+        """The call is over: its unfinished line is written, ended."""
+        rest = self._partial.pop(call, None)
+        if rest:
+            self.stream.write(f"[{call}] {rest}\n")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def tag_call_output() -> None:
+    """From now on, what calls print carries their invocation id (``CallLog``)."""
+    if not isinstance(sys.stdout, CallLog):
+        sys.stdout = CallLog(sys.stdout)
+    if not isinstance(sys.stderr, CallLog):
+        sys.stderr = CallLog(sys.stderr)
+
+
+def end_call_output() -> None:
+    """The call of this context is over: write its unfinished lines, leave its context."""
+    call = CALL_ID.get()
+    if call is None:
+        return
+    CALL_ID.set(None)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, CallLog):
+            stream.end(call)
+
+
+def in_call_context(pool: Any, func: Any, *args: Any) -> Any:
+    """``run_in_executor`` in the caller's context: the thread's output is the call's."""
+    context = contextvars.copy_context()
+    return asyncio.get_running_loop().run_in_executor(pool, context.run, func, *args)
 
 
 def load_interfaces() -> Any:
@@ -699,6 +781,7 @@ class Server:
     async def invoke(self, request: Request) -> tuple[int, dict[str, str], bytes]:
         values = dict(request.headers)
         invocation_id = values.get("x-sless-invocation-id") or os.urandom(16).hex()
+        CALL_ID.set(invocation_id)  # this connection's task: ended by serve_connection
         try:
             deadline = float(values["x-sless-deadline"])
         except (KeyError, ValueError):
@@ -717,8 +800,7 @@ class Server:
             if self.is_async:
                 result = await self.func(event, context)
             else:
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(self.pool, self.func, event, context)
+                result = await in_call_context(self.pool, self.func, event, context)
                 if is_awaitable(result):
                     result = await result
             status, headers, body = make_response(result)
@@ -736,7 +818,7 @@ class Server:
         """``func(*args)``: awaited if async, else on the handler thread pool."""
         if is_coroutine_function(func):
             return await func(*args)
-        result = await asyncio.get_running_loop().run_in_executor(self.pool, func, *args)
+        result = await in_call_context(self.pool, func, *args)
         if is_awaitable(result):
             result = await result
         return result
@@ -853,6 +935,7 @@ class Server:
                                 return
                             continue
                 finally:
+                    end_call_output()
                     self.slots.release()
                 if request.method == "HEAD":
                     body = b""
@@ -1157,6 +1240,8 @@ def main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    # before the handler's import: a logging handler made then holds the wrapped stream
+    tag_call_output()
     config = Config(dict(os.environ))
     if "--check" in argv[1:]:
         return run_check(config)

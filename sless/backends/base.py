@@ -91,6 +91,13 @@ class FunctionStore(Protocol):
         seconds), what was written at or after it, as far as the mode can tell."""
         ...
 
+    async def log_lines(
+        self, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+    ) -> list[tuple[str, float | None]]:
+        """The whole lines of ``logs``, each with the time (epoch seconds) it was
+        written where the mode knows it, else None."""
+        ...
+
     def log_bytes(self, namespace: str) -> int | None:
         """Bytes of the namespace's function logs the platform keeps (its ``log_bytes``
         quota); None where the cluster keeps them. No network I/O."""

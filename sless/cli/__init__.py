@@ -170,6 +170,11 @@ def shown_phase(function: dict[str, Any]) -> tuple[str, str]:
 )
 @click.option("--wait", is_flag=True, help="with --async: wait for the call to end, print it")
 @click.option("--wait-timeout", default=600.0, show_default=True, help="seconds --wait waits")
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0, max=9999),
+    help="with --async: retry a failing call at most N times (capped by the platform)",
+)
 @url_option
 @token_option
 def invoke(
@@ -180,6 +185,7 @@ def invoke(
     is_async: bool,
     wait: bool,
     wait_timeout: float,
+    retries: int | None,
     url: str | None,
     token: str | None,
 ) -> None:
@@ -197,6 +203,7 @@ def invoke(
         headers=headers,
         is_async=is_async,
         wait_timeout=wait_timeout if wait else None,
+        retries=retries,
     )
 
 

@@ -4,7 +4,8 @@ The API answers the last bytes of the log (``?tail=``, at most 1 MiB); ``--tail 
 counts lines, so this asks for enough bytes and keeps the last N lines; ``--since 10m``
 asks for what was written in the last ten minutes (``?since=``). ``-f`` reads the
 API's stream instead (``GET .../logs/stream``, server-sent events, one line each): the
-last N lines as they are, then every new line after the time the gateway read it (UTC)
+last N lines (after the time they were written, where the platform knows it), then every
+new line after the time the gateway read it (UTC)
 and, where the line names one, its invocation id. The gateway ends a stream after an
 hour; this opens the next one.
 """
@@ -53,7 +54,7 @@ def render(data: dict[str, Any]) -> str:
     """One line of the stream as printed: ``03:50:01.123Z [invocation id] line``."""
     line = str(data.get("line", ""))
     stamp = data.get("time")
-    if not stamp:  # the backlog: the log keeps no times
+    if not stamp:  # a backlog line written before the platform's marks: no time
         return line
     call = data.get("invocation_id")
     shown = str(stamp)[11:] if len(str(stamp)) > 11 else str(stamp)

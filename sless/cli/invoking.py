@@ -3,7 +3,8 @@
 The body comes from ``--data`` (text, ``@FILE`` or ``-`` for stdin); ``-H`` adds headers.
 ``--async`` queues the call (``X-Sless-Async: true``) and prints its invocation id;
 ``--wait`` then follows the invocation record until the call has ended and prints its
-result, exiting 1 when it failed.
+result, exiting 1 when it failed. ``--retries N`` (with ``--async``) asks for at most N
+retries of a failing call (``X-Sless-Retries``; the platform caps it at its own setting).
 """
 
 from __future__ import annotations
@@ -52,11 +53,16 @@ def call(
     headers: tuple[str, ...],
     is_async: bool,
     wait_timeout: float | None,
+    retries: int | None = None,
 ) -> None:
+    if retries is not None and not is_async:
+        raise click.UsageError("--retries is for --async calls (a direct call is tried once)")
     target = f"/fn/{client.namespace}/{name}/{subpath.lstrip('/')}".rstrip("/")
     sent = parse_headers(headers)
     if is_async:
         sent["X-Sless-Async"] = "true"
+    if retries is not None:
+        sent["X-Sless-Retries"] = str(retries)
     if body is None:
         response = client.request("GET", target, headers=sent)
     else:

@@ -89,8 +89,13 @@ class InvocationQueue(PollingWorker):
                     await task
 
     async def enqueue(self, call: QueuedCall, *, max_pending: int | None = None) -> None:
-        """Queue ``call`` with this queue's ``max_attempts``, and wake a worker."""
-        call = dataclasses.replace(call, attempts=0, max_attempts=self.settings.max_attempts)
+        """Queue ``call`` with this queue's ``max_attempts`` (or fewer, when the caller
+        asked for fewer: ``X-Sless-Retries``), and wake a worker."""
+        limit = self.settings.max_attempts
+        asked = call.max_attempts
+        call = dataclasses.replace(
+            call, attempts=0, max_attempts=min(asked, limit) if asked > 0 else limit
+        )
         await self.queue.enqueue(call, max_pending=max_pending)
         self._wake.set()
 

@@ -8,7 +8,9 @@ trip, except to resolve a token for ``auth: token`` functions (cached for a few 
 
 ``X-Sless-Async: true`` or ``Prefer: respond-async`` turns a call into a queued one: the
 request is written to the durable queue (``sless.events``) and answered 202 with its
-invocation id at once.
+invocation id at once. ``X-Sless-Retries: N`` (an integer, 0 or more) asks for at most
+``N + 1`` attempts of a queued call instead of the platform's ``max_attempts`` (never
+more: it is capped there).
 
 An ``http`` trigger is what makes a function reachable here. A function without any
 http trigger is reachable as it always was; one whose http triggers are all disabled
@@ -38,6 +40,7 @@ from sless.backends import headers as proxy_headers
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
 from sless.gateway import websocket
+from sless.gateway.asynchronous import attempts_asked, wants_async
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarded import FORWARDED
@@ -76,18 +79,6 @@ def _forwarded_headers(scope: Scope, headers: list[tuple[bytes, bytes]]) -> list
 def _target(scope: Scope, subpath: str) -> str:
     query = scope.get("query_string", b"").decode("latin-1")
     return subpath + ("?" + query if query else "")
-
-
-def _wants_async(headers: list[tuple[bytes, bytes]]) -> bool:
-    """``X-Sless-Async: true`` or ``Prefer: respond-async`` (RFC 7240 section 4.1)."""
-    for key, value in headers:
-        if key == b"x-sless-async":
-            return value.strip().lower() in (b"true", b"1", b"yes")
-        if key == b"prefer":
-            tokens = (part.split(b"=")[0].strip().lower() for part in value.split(b","))
-            if b"respond-async" in tokens:
-                return True
-    return False
 
 
 class _Call:
@@ -282,7 +273,7 @@ class InvokeApp:
             scope, receive, platform.settings.gateway.max_invoke_body_bytes
         )
         call.request_bytes = len(body)
-        if _wants_async(headers):
+        if wants_async(headers):
             await self._enqueue(platform, call, scope, send, headers, body, pinned=pinned)
             return
         limits.start_invocation(namespace)
@@ -302,6 +293,7 @@ class InvokeApp:
     ) -> None:
         """Queue the call (``Prefer: respond-async``) and answer 202 with its invocation id."""
         namespace, name = call.namespace, call.name
+        max_attempts = attempts_asked(headers)
         # a named version runs when the call is taken; else one is drawn then
         queued_version = call.version if pinned else None
         call.version = queued_version
@@ -319,6 +311,7 @@ class InvokeApp:
                 headers=_forwarded_headers(scope, headers),
                 body=body,
                 version=queued_version,
+                max_attempts=max_attempts,
             )
             await platform.events.enqueue(queued, max_pending=quota.limit("queued_calls"))
             return 202, {"invocation_id": str(call.invocation_id)}

@@ -59,8 +59,9 @@ class QueuedCall:
     body: bytes
     #: attempts dispatched so far (this one included once ``dispatch`` counted it)
     attempts: int = 0
-    #: set by the queue's settings when the call is queued
-    max_attempts: int = 1
+    #: the attempts the caller asked for (``X-Sless-Retries``), 0: the queue's setting;
+    #: ``enqueue`` caps it at that setting
+    max_attempts: int = 0
     #: the fence of this attempt
     lease: uuid.UUID | None = None
     #: the version the caller named (``name@v3``); None: drawn by the traffic split

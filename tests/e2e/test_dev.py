@@ -167,15 +167,19 @@ def test_new_then_dev_reloads_on_save(tmp_path: Path, dev: Callable[[Path], Dev]
     )
     running.until(running.answers("Howdy, Bo!", "?name=Bo"), "reloaded the saved code")
     assert "handler.py changed: reloading" in running.output
-    running.until(lambda: "| greeting {'name': 'Bo'}" in running.output, "printed the output")
+    # "HH:MM:SS | [<invocation id>] greeting ...": the runtime names the call of each line
+    running.until(lambda: "] greeting {'name': 'Bo'}" in running.output, "printed the output")
     calls = [line for line in running.lines if line.split()[1:3] == ["GET", "/?name=Bo"]]
     assert calls
     assert "-> 200 in" in calls[-1]
     response = running.get("?name=Bo")
     assert response is not None
     assert response.headers["x-sless-invocation-id"]
+    called = response.headers["x-sless-invocation-id"]
+    running.until(lambda: called in running.output, "printed the call")
     running.until(
-        lambda: response.headers["x-sless-invocation-id"] in running.output, "printed the call"
+        lambda: f"| [{called}] greeting {{'name': 'Bo'}}" in running.output,
+        "printed the output with its call",
     )
 
     # a save that validation rejects: said so, and the previous code keeps serving

@@ -1,7 +1,7 @@
 """``GET .../logs/stream`` and ``sless logs -f`` on it: a real gateway, real workers.
 
-The stream sends the last ``tail`` lines, then each line the function writes, with the
-time it was read and the invocation id the line names (a traceback's); another tenant
+The stream sends the last ``tail`` lines (with the time they were written), then each line
+the function writes, with the time it was read and the invocation id the line names; another tenant
 cannot open it; a namespace holds a bounded number of streams.
 """
 
@@ -85,10 +85,15 @@ def test_the_stream_sends_the_backlog_then_each_new_line_with_its_time_and_call(
     stream = Events(acme, STREAM, tail=5)
     try:
         backlog = stream.until("saw before")
-        assert backlog["time"] is None  # the file keeps no times: none made up
-        httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=live")
+        # the backlog's time is when the line was written (this gateway remembers it)
+        assert isinstance(backlog["time"], str)
+        assert str(backlog["time"]).endswith("Z")
+        called = httpx.get(f"{gateway.url}/fn/sless-acme/chatty?n=live")
         live = stream.until("saw live")
+        # a line the code printed names its call (the runtime prefixes it)
+        assert live["invocation_id"] == called.headers["x-sless-invocation-id"]
         assert isinstance(live["time"], str)
+        assert str(backlog["time"]) <= live["time"]
         assert str(live["time"]).endswith("Z")
         failed = httpx.get(f"{gateway.url}/fn/sless-acme/chatty?fail=1&n=x")
         assert failed.status_code == 500

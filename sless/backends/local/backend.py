@@ -390,6 +390,12 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         await self.functions.get(namespace, name)
         return await self.logfiles.tail(namespace, name, tail_bytes, since)
 
+    async def log_lines(
+        self, namespace: str, name: str, *, tail_bytes: int, since: float | None = None
+    ) -> list[tuple[str, float | None]]:
+        await self.functions.get(namespace, name)
+        return await self.logfiles.lines(namespace, name, tail_bytes, since)
+
     # -- desired state -----------------------------------------------------------------
 
     async def put_function(self, namespace: str, name: str, spec: FunctionSpec) -> Function:

@@ -18,8 +18,10 @@ files already there.
 
 The files keep no times; ``marks`` remembers, in memory, when each of a file's last
 ``MAX_MARKS`` writes ended (its size then), so that ``tail(since=)`` reads from the first
-write at or after a time (``sless logs --since 10m``). A trim moves the bytes and drops
-the file's marks, as does a restart: the answer is then the whole window, never less.
+write at or after a time (``sless logs --since 10m``), and ``lines`` gives each line the
+time of the write that ended it. A trim moves the bytes and drops the file's marks, as
+does a restart: the answer is then the whole window, never less, and a line written
+before the marks reach back has no time (none is made up).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class LogFiles:
         self._open: OrderedDict[Path, _Held] = OrderedDict()
         #: file → (its size after a write, the write's time), oldest first
         self._marks: dict[Path, deque[tuple[int, float]]] = {}
+        #: file → its size before the first of its marks
+        self._marked_from: dict[Path, int] = {}
 
     def path(self, namespace: str, name: str) -> Path:
         return self.root / namespace / f"{name}.log"
@@ -97,6 +101,7 @@ class LogFiles:
                 os.close(held.fd)
             path.unlink(missing_ok=True)
             self._marks.pop(path, None)
+            self._marked_from.pop(path, None)
             self._usage.pop(namespace, None)
 
     def usage(self, namespace: str) -> int:
@@ -124,6 +129,7 @@ class LogFiles:
                 self._usage.pop(namespace, None)
                 held.size = None
                 self._marks.pop(path, None)
+                self._marked_from.pop(path, None)
             usage = self._usage.get(namespace)
             if usage is None:
                 usage = self.usage(namespace)
@@ -136,6 +142,7 @@ class LogFiles:
             marks = self._marks.get(path)
             if marks is None:
                 marks = self._marks[path] = deque(maxlen=MAX_MARKS)
+                self._marked_from[path] = end - written
             marks.append((end, time.time()))
 
     def _held(self, path: Path) -> _Held:
@@ -185,6 +192,7 @@ class LogFiles:
                     if held is not None:
                         held.size = None
                     self._marks.pop(path, None)
+                    self._marked_from.pop(path, None)
             total = self.usage(namespace)
         self._usage[namespace] = total
         return total
@@ -225,6 +233,34 @@ class LogFiles:
 
         return await asyncio.to_thread(read)
 
+    async def lines(
+        self, namespace: str, name: str, tail_bytes: int, since: float | None = None
+    ) -> list[tuple[str, float | None]]:
+        """The whole lines of ``tail``, each with the time of the write that ended it
+        (None where the marks do not reach back to that write)."""
+
+        def read() -> list[tuple[str, float | None]]:
+            self.pump.flush(namespace, name)
+            path = self.path(namespace, name)
+            start = 0 if since is None else self._offset_since(path, since)
+            with self._lock:
+                marks = list(self._marks.get(path, ()))
+                covered = self._marked_from.get(path)
+                at, data = _read_tail_bytes(path, tail_bytes, start)
+            if marks and len(marks) == MAX_MARKS:
+                covered = marks[0][0]  # the oldest marks were forgotten
+            found: list[tuple[str, float | None]] = []
+            mark = 0
+            for raw in data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]:
+                at += len(raw) + 1
+                while mark < len(marks) and marks[mark][0] < at:
+                    mark += 1
+                known = covered is not None and at > covered and mark < len(marks)
+                found.append((raw.decode("utf-8", "replace"), marks[mark][1] if known else None))
+            return found
+
+        return await asyncio.to_thread(read)
+
     def _offset_since(self, path: Path, since: float) -> int:
         """Where the first write at or after ``since`` starts: the end of the last write
         before it (0 when the marks do not reach back that far)."""
@@ -261,6 +297,16 @@ def _keep_newest(path: Path, share: int) -> None:
         f.seek(0)
         f.truncate()
         f.write(MARKER + tail)
+
+
+def _read_tail_bytes(path: Path, tail_bytes: int, start: int = 0) -> tuple[int, bytes]:
+    """The file from ``start`` or its last ``tail_bytes`` (the later), and where that is."""
+    if not path.exists():
+        return 0, b""
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        at = f.seek(max(0, start, size - tail_bytes))
+        return at, f.read()
 
 
 def _read_tail(path: Path, tail_bytes: int, start: int = 0) -> str:

@@ -3,11 +3,12 @@
 
 The stream sends the last ``tail`` lines, then every line the function writes, one event
 each: ``data: {"time": ..., "invocation_id": ..., "line": ...}``. ``time`` is when the
-gateway read the line (it reads twice a second; the log files keep no times, so the first
-``tail`` lines carry ``null``). ``invocation_id`` is the call a line names: the runtime
-servers prefix a handler's traceback with ``[<invocation id>]`` and the platform's own
-lines read ``[sless] call <invocation id>: ...``; a line the code printed names none
-(``null``).
+gateway read the line (it reads twice a second); for the first ``tail`` lines, when it
+was written where the backend knows it (embedded mode remembers its recent writes'
+times, ``sless.backends.local.logfiles``), else ``null``. ``invocation_id`` is the call
+a line names: the runtime servers prefix every line a call writes to stdout or stderr
+with ``[<invocation id>] `` and the platform's own lines read ``[sless] call <invocation
+id>: ...``; output written outside a call (at import) names none (``null``).
 
 Both modes answer ``backend.logs`` with the tail of the log, so the stream is made here
 from successive tails: what a read has past the end of the text the previous read
@@ -135,14 +136,13 @@ async def _events(
         if _open[ns] > MAX_STREAMS:  # others opened meanwhile
             yield event(f"[at most {MAX_STREAMS} log streams per namespace at once]", None)
             return
-        seen = _whole_lines(await backend.logs(ns, name, tail_bytes=WINDOW))
-        recent = seen
+        recent = await backend.log_lines(ns, name, tail_bytes=WINDOW)
+        # what the stream has sent or skipped: the same read, so no line is lost between
+        seen = "".join(line + "\n" for line, _ in recent)
         if since is not None:
-            recent = await backend.logs(ns, name, tail_bytes=WINDOW, since=since)
-            recent = _whole_lines(recent)
-        backlog = recent.splitlines()[-tail:] if tail > 0 else []
-        for line in backlog:
-            yield event(line, None)
+            recent = await backend.log_lines(ns, name, tail_bytes=WINDOW, since=since)
+        for line, at in recent[-tail:] if tail > 0 else []:
+            yield event(line, None if at is None else _stamp(at))
         ends = time.monotonic() + STREAM_S
         quiet_since = time.monotonic()
         while time.monotonic() < ends and not await request.is_disconnected():
@@ -156,7 +156,7 @@ async def _events(
                 partial = len(new) - len(_whole_lines(new))
                 seen = now[: len(now) - partial]
                 new = new[: len(new) - partial]
-            stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            stamp = _stamp(time.time())
             for line in new.splitlines():
                 yield event(line, stamp)
             if new:
@@ -168,6 +168,10 @@ async def _events(
         _open[ns] -= 1
         if _open[ns] <= 0:
             del _open[ns]
+
+
+def _stamp(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _whole_lines(text: str) -> str:

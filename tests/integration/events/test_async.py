@@ -13,6 +13,12 @@ from tests.support import deploy
 pytestmark = pytest.mark.integration
 
 NS = "sless-acme"
+HEADERS = {
+    "handler.py": (
+        "def handle(event, context):\n"
+        "    return {'headers': {k.lower(): v for k, v in event['headers'].items()}}\n"
+    )
+}
 
 
 def _status(client: httpx.Client, invocation_id: str) -> dict[str, object]:
@@ -93,6 +99,57 @@ def test_failing_call_is_retried_then_dead_lettered(
         "the invocation record",
     )
     assert len(rows) == 1
+
+
+def test_a_caller_may_ask_for_fewer_retries(gateway: RunningGateway, acme: httpx.Client) -> None:
+    deploy(acme, NS, "fails", FAILING)
+    url = f"{gateway.url}/fn/{NS}/fails"
+    asked = {}
+    for retries in ("0", "1", "50"):
+        response = httpx.post(url, headers={"X-Sless-Async": "true", "X-Sless-Retries": retries})
+        assert response.status_code == 202, response.text
+        asked[retries] = response.json()["invocation_id"]
+    for retries, attempts in (("0", 1), ("1", 2), ("50", 3)):  # 50: capped at the setting
+        invocation_id = asked[retries]
+        dead = wait_for(
+            lambda i=invocation_id: (s := _status(acme, i))["state"] == "dead" and s,
+            f"the dead letter of X-Sless-Retries: {retries}",
+        )
+        assert (dead["attempts"], dead["max_attempts"]) == (attempts, attempts), dead
+    # the function saw each attempt, and never the header (X-Sless-* is the platform's)
+    logs = acme.get(f"/v1/namespaces/{NS}/functions/fails/logs").text
+    assert logs.count(f"failing attempt {asked['0']}") == 1
+    assert logs.count(f"failing attempt {asked['1']}") == 2
+
+
+@pytest.mark.parametrize("value", ["-1", "x", "1.5", "+2", "1_0", "", "99999"])
+def test_a_bad_retries_header_is_refused(
+    gateway: RunningGateway, acme: httpx.Client, value: str
+) -> None:
+    deploy(acme, NS, "echo", ECHO)
+    response = httpx.post(
+        f"{gateway.url}/fn/{NS}/echo", headers={"X-Sless-Async": "true", "X-Sless-Retries": value}
+    )
+    assert response.status_code == 400, response.text
+    assert "X-Sless-Retries" in response.json()["error"]["message"]
+
+
+def test_the_retries_header_never_reaches_the_function(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    deploy(acme, NS, "headers", HEADERS)
+    response = httpx.post(
+        f"{gateway.url}/fn/{NS}/headers",
+        headers={"X-Sless-Async": "true", "X-Sless-Retries": "2", "X-Visible": "yes"},
+    )
+    invocation_id = response.json()["invocation_id"]
+    done = wait_for(
+        lambda: (s := _status(acme, invocation_id))["state"] == "succeeded" and s, "the call"
+    )
+    seen = done["result"]
+    assert isinstance(seen, dict)
+    assert seen["headers"]["x-visible"] == "yes"  # the caller's own headers do arrive
+    assert "x-sless-retries" not in seen["headers"]
 
 
 def test_another_tenant_cannot_see_an_invocation(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import RunningGateway
-from tests.integration.events.conftest import ECHO, wait_for
+from tests.integration.events.conftest import ECHO, FAILING, wait_for
 from tests.support import deploy
 
 pytestmark = pytest.mark.integration
@@ -54,6 +54,32 @@ def test_trigger_job_and_async_commands(gateway: RunningGateway, acme: httpx.Cli
 
     data = wait_for(finished, "the async call")
     assert data["result"]["body"] == {"later": True}  # type: ignore[index]
+
+
+def test_invoke_async_retries(gateway: RunningGateway, acme: httpx.Client) -> None:
+    deploy(acme, "sless-acme", "fails", FAILING)
+    token = acme.headers["Authorization"].removeprefix("Bearer ")
+    env = {**os.environ, "SLESS_URL": gateway.url, "SLESS_TOKEN": token}
+    command = str(Path(sys.executable).parent / "sless")
+
+    def sless(*args: str, code: int = 0) -> str:
+        result = subprocess.run(
+            [command, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == code, result.stdout + result.stderr
+        return result.stdout + result.stderr
+
+    out = sless("invoke", "fails", "--async", "--wait", "--retries", "0", code=1)
+    assert "dead" in out
+    invocation_id = out.split("queued ", 1)[1].split()[0]
+    data = json.loads(sless("invocation", invocation_id))
+    assert (data["attempts"], data["max_attempts"]) == (1, 1)
+    # the default: the platform's setting (3 in these tests)
+    out = sless("invoke", "fails", "--async", "--wait", code=1)
+    invocation_id = out.split("queued ", 1)[1].split()[0]
+    assert json.loads(sless("invocation", invocation_id))["attempts"] == 3
+    assert "--retries is for --async" in sless("invoke", "fails", "--retries", "1", code=2)
+    assert "-1" in sless("invoke", "fails", "--async", "--retries", "-1", code=2)
 
 
 def test_secret_and_rabbitmq_trigger_commands(gateway: RunningGateway, acme: httpx.Client) -> None:

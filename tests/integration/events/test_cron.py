@@ -86,7 +86,12 @@ def test_two_gateways_fire_each_tick_once(
 
     # both gateways append to the same function log: every tick must appear once
     logs = acme.get(f"/v1/namespaces/{NS}/functions/echo/logs").text
-    ticks = [line.split()[1] for line in logs.splitlines() if " trigger shared " in line]
+    # "[<invocation id>] tick <tick> trigger shared age ..."
+    ticks = [
+        line.split(" trigger shared ")[0].split()[-1]
+        for line in logs.splitlines()
+        if " trigger shared " in line
+    ]
     assert len(ticks) >= 8
     assert len(ticks) == len(set(ticks)), "a tick fired twice"
     records = _ticks(acme, "shared")

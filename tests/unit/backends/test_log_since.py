@@ -72,3 +72,52 @@ def test_marks_are_bounded_per_file(files: LogFiles) -> None:
     assert len(marks) == logfiles.MAX_MARKS
     # a time older than the oldest mark kept: from the start of the file, not a guess
     assert asyncio.run(files.tail("ns", "fn", MiB, time.time() - 3600)).startswith("0\n")
+
+
+def test_lines_carry_the_time_of_the_write_that_ended_them(
+    files: LogFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_at(files, "old 1\nold 2\nhalf ", 1000.0, monkeypatch)
+    _write_at(files, "done\nmiddle\n", 2000.0, monkeypatch)
+    _write_at(files, "new\nunfinished", 3000.0, monkeypatch)
+    lines = asyncio.run(files.lines("ns", "fn", MiB))
+    assert lines == [
+        ("old 1", 1000.0),
+        ("old 2", 1000.0),
+        ("half done", 2000.0),
+        ("middle", 2000.0),
+        ("new", 3000.0),
+    ]
+    assert asyncio.run(files.lines("ns", "fn", MiB, 2500.0)) == [("new", 3000.0)]
+    # a window that starts mid-line: the fragment is a line too, with its write's time
+    assert asyncio.run(files.lines("ns", "fn", 20))[0] == ("iddle", 2000.0)
+
+
+def test_lines_written_before_the_marks_have_no_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = LogFiles(tmp_path, max_bytes=MiB, tenant_max_bytes=MiB, rate=MiB, burst=MiB)
+    _write_at(first, "before a restart\n", 1000.0, monkeypatch)
+    first.close()
+    # a new gateway: the file is there, its marks are not
+    files = LogFiles(tmp_path, max_bytes=MiB, tenant_max_bytes=MiB, rate=MiB, burst=MiB)
+    try:
+        assert asyncio.run(files.lines("ns", "fn", MiB)) == [("before a restart", None)]
+        _write_at(files, "after it\n", 2000.0, monkeypatch)
+        assert asyncio.run(files.lines("ns", "fn", MiB)) == [
+            ("before a restart", None),
+            ("after it", 2000.0),
+        ]
+    finally:
+        files.close()
+
+
+def test_forgotten_marks_leave_their_lines_without_time(
+    files: LogFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logfiles, "MAX_MARKS", 2)
+    files.remove("ns", "fn")
+    for n in range(3):
+        _write_at(files, f"line {n}\n", 1000.0 + n, monkeypatch)
+    # the deque keeps the marks of lines 1 and 2; line 1's write's start is forgotten
+    assert [at for _, at in asyncio.run(files.lines("ns", "fn", MiB))] == [None, None, 1002.0]

@@ -15,7 +15,9 @@ from tests.unit.runtimes.harness import base_env, runtime_argv
 #: what the server must not load until a handler needs it
 LEAN = ("ssl", "inspect", "logging", "typing", "ipaddress")
 
-HANDLER = f"LEAN = {LEAN!r}\n" + """
+HANDLER = (
+    f"LEAN = {LEAN!r}\n"
+    + """
 import sys
 
 
@@ -87,6 +89,7 @@ async def _repr_of_a_task(coroutine_function):
     await task
     return text
 """
+)
 
 
 def _get(path: Path, target: str) -> dict[str, object]:

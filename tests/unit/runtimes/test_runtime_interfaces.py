@@ -95,5 +95,10 @@ def test_knative_python_lifecycle_hooks(tmp_path: Path) -> None:
 
 def test_unknown_interface_refuses_to_start(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="unknown interface 'azure'"):
-        start_files("python3.11", tmp_path, PY_ECHO, entrypoint="lambda_function.lambda_handler",
-                    SLESS_INTERFACE="azure")
+        start_files(
+            "python3.11",
+            tmp_path,
+            PY_ECHO,
+            entrypoint="lambda_function.lambda_handler",
+            SLESS_INTERFACE="azure",
+        )
