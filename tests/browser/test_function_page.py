@@ -85,12 +85,14 @@ def test_function_page_streams_logs_pages_calls_and_splits_traffic(
     page.get_by_role("button", name="Newer").click()
     expect(rows).to_have_count(20)
 
-    # the log stream: the backlog, then a new line with its time
+    # the log stream: the backlog, then a new line with its time and its call's id
     logs = page.locator("pre.logs")
     expect(logs).to_contain_text("greeting n22")
     assert httpx.get(fn_url, params={"name": "live-line"}).status_code == 200
     live = logs.locator("span.live", has_text="greeting live-line")
-    expect(live).to_have_text(re.compile(r"^\d\d:\d\d:\d\d\.\d{3}Z greeting live-line"))
+    expect(live).to_have_text(
+        re.compile(r"^\d\d:\d\d:\d\d\.\d{3}Z \[[0-9a-f-]{36}\] greeting live-line")
+    )
     # a traceback names its call
     failed = httpx.get(fn_url, params={"name": "boom"})
     call = failed.headers["x-sless-invocation-id"]
