@@ -62,23 +62,40 @@ export async function api(method, path, body, extra = {}) {
 
 export const get = (path) => api("GET", path);
 
-// A raw call (the invoke panel): any status is an answer, not an error.
-export async function call(method, path, body, contentType) {
-  const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+// A raw call (the invoke panel): any status is an answer, not an error. With onHead, the
+// answer is read as it arrives (a streamed answer, docs/streaming.md): onHead gets the
+// status and headers at once and returns a function that is given the text so far after
+// each chunk; signal (an AbortController's) stops the read.
+export async function call(method, path, body, contentType, onHead, signal) {
+  const init = { method, headers: headers(), cache: "no-store", credentials: "omit", signal };
   if (body !== undefined && body !== "") {
     init.headers["Content-Type"] = contentType;
     init.body = body;
   }
   const started = performance.now();
   const response = await fetch(path, init);
-  const text = await response.text();
-  return {
+  const head = {
     status: response.status,
     type: response.headers.get("content-type") || "",
-    text,
     headers: [...response.headers.entries()],
     ms: performance.now() - started,
   };
+  let text = "";
+  if (onHead && response.body) {
+    const progress = onHead(head);
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      progress(text);
+    }
+    text += decoder.decode();
+  } else {
+    text = await response.text();
+  }
+  return { ...head, text, ms: performance.now() - started };
 }
 
 // A server-sent event stream (the log stream): each event's data, parsed, to onEvent. The

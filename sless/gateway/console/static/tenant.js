@@ -231,8 +231,24 @@ function invokePanel(ctx, fn, after) {
       }
     }
     submit.disabled = true;
+    const stop = new AbortController();
+    ctx.onLeave(() => stop.abort());
+    const output = h("pre", { class: "output", "data-state": "streaming" });
+    const timing = h("span", { class: "timing" });
+    // the status and headers as soon as they come, then the body as it arrives
+    const onHead = (head) => {
+      const headerList = h("pre", { class: "headers" }, head.headers.map(([k, v]) => `${k}: ${v}`).join("\n"));
+      clear(out).append(
+        h("p", {}, "Status ", statusBadge(head.status), timing),
+        h("details", { class: "response-headers" }, h("summary", {}, "Response headers"), headerList),
+        output,
+      );
+      return (text) => {
+        output.textContent = text;
+      };
+    };
     try {
-      const answer = await call(method.value, target, payload, "application/json");
+      const answer = await call(method.value, target, payload, "application/json", onHead, stop.signal);
       let text = answer.text;
       if (answer.type.includes("json")) {
         try {
@@ -241,16 +257,12 @@ function invokePanel(ctx, fn, after) {
           /* shown as it came */
         }
       }
-      const timing = h("span", { class: "timing" }, ` in ${Math.round(answer.ms * 10) / 10} ms`);
-      const headerList = h("pre", { class: "headers" }, answer.headers.map(([k, v]) => `${k}: ${v}`).join("\n"));
-      clear(out).append(
-        h("p", {}, "Status ", statusBadge(answer.status), timing),
-        h("details", { class: "response-headers" }, h("summary", {}, "Response headers"), headerList),
-        h("pre", { class: "output" }, text),
-      );
+      output.textContent = text;
+      output.dataset.state = "done";
+      timing.textContent = ` in ${Math.round(answer.ms * 10) / 10} ms`;
       after();
     } catch (error) {
-      clear(out).append(errorBox(error));
+      if (error.name !== "AbortError") clear(out).append(errorBox(error));
     } finally {
       submit.disabled = false;
     }
