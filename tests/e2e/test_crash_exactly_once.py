@@ -52,8 +52,9 @@ def _lines(platform: Platform, tenant: Tenant, function: str) -> tuple[Counter[s
     """How many times each id (or tick) printed START and END, over both processes."""
     log = platform.data_dir / "logs" / tenant.namespace / f"{function}.log"
     text = log.read_text(errors="replace") if log.exists() else ""
-    starts = Counter(re.findall(r"^START (\S+)$", text, re.M))
-    ends = Counter(re.findall(r"^END (\S+)$", text, re.M))
+    # each line a call prints carries its invocation id first: ``[<id>] START <tag>``
+    starts = Counter(re.findall(r"^(?:\[[0-9a-f-]{36}\] )?START (\S+)$", text, re.M))
+    ends = Counter(re.findall(r"^(?:\[[0-9a-f-]{36}\] )?END (\S+)$", text, re.M))
     return starts, ends
 
 

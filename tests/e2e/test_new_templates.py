@@ -174,13 +174,25 @@ def test_a_refused_first_upload_leaves_no_function(user: User, tmp_path: Path) -
     assert "refused" not in user.sless("ls", cwd=tmp_path).stdout
 
 
+#: what ``sless logs`` may put before a line: its time, then the call's id
+_PREFIX = re.compile(r"^(?P<stamp>\d\d:\d\d:\d\d\.\d{3}Z )?(?:\[[0-9a-f-]{36}\] )?")
+
+
+def _said(line: str) -> tuple[str, str]:
+    """(the time the line carries or "", what the function printed)."""
+    found = _PREFIX.match(line)
+    assert found is not None
+    return (found.group("stamp") or "").strip(), line[found.end() :]
+
+
 def test_logs_follow_shows_a_new_call_and_tail_counts_lines(user: User, tmp_path: Path) -> None:
     user.sless("new", "followed", "--template", "cron", cwd=tmp_path)
     user.sless("deploy", cwd=tmp_path / "followed")
     for n in range(3):
         user.sless("invoke", "followed", "--data", json.dumps({"job": f"early{n}"}), cwd=tmp_path)
     tail = user.sless("logs", "followed", "--tail", "2", cwd=tmp_path).stdout
-    assert [line.split(" (")[0] for line in tail.splitlines()] == ["tick early1", "tick early2"]
+    said = [_said(line)[1].split(" (")[0] for line in tail.splitlines()]
+    assert said == ["tick early1", "tick early2"]
     follower = subprocess.Popen(
         [SLESS, "logs", "followed", "-f", "--tail", "1"],
         env=user.env,
@@ -190,12 +202,12 @@ def test_logs_follow_shows_a_new_call_and_tail_counts_lines(user: User, tmp_path
     try:
         assert follower.stdout is not None
         # the last line first: the follower has read the log, what comes next is new
-        assert follower.stdout.readline().startswith("tick early2 (")
+        assert _said(follower.stdout.readline())[1].startswith("tick early2 (")
         user.sless("invoke", "followed", "--data", '{"job": "late"}', cwd=tmp_path)
         # a new line comes after the time the gateway read it: 04:06:26.920Z tick late (...)
-        stamp, _, line = follower.stdout.readline().partition(" ")  # the test's timeout
+        stamp, line = _said(follower.stdout.readline())  # the test's timeout
         while line.startswith("tick tick ("):  # the template's cron trigger, now and then
-            stamp, _, line = follower.stdout.readline().partition(" ")
+            stamp, line = _said(follower.stdout.readline())
         assert line.startswith("tick late ("), line
         assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}Z", stamp), stamp
     finally:
