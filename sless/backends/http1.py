@@ -160,6 +160,11 @@ class _Connection(asyncio.Protocol):
         self._status = self._parser.get_status_code()
         if 100 <= self._status < 200:
             return
+        if not self._head_only and self._announced() > self._limit:
+            # known before a byte of the body: the call fails whole (the caller gets the
+            # error naming the limit), never a head followed by a cut body
+            self._fail(ResponseTooLarge(f"the response is larger than {self._limit} bytes"))
+            return
         self._headers_done = True
         if self._head is not None and not self._head.done():
             self._head.set_result(None)
@@ -168,6 +173,13 @@ class _Connection(asyncio.Protocol):
             # be told, so complete here and never reuse the connection
             self._finish()
             self.keep_alive = False
+
+    def _announced(self) -> int:
+        """The body's length the head announces (0 when it names none or a bad one)."""
+        for name, value in self._headers:
+            if name == b"content-length" and value.strip().isdigit():
+                return int(value)
+        return 0
 
     def on_body(self, body: bytes) -> None:
         if self.done:
