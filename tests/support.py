@@ -160,4 +160,6 @@ def deploy(
         path + "/upload", content=make_zip(files), headers={"Content-Type": "application/zip"}
     )
     assert response.status_code == 202, response.text
-    return wait_phase(client, path, {expect, "Failed", "Ready", "Rejected"})
+    function = wait_phase(client, path, {expect, "Failed", "Ready", "Rejected"})
+    assert function["status"]["phase"] == expect, function["status"]
+    return function

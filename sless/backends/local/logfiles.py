@@ -105,7 +105,14 @@ class LogFiles:
             self._usage.pop(namespace, None)
 
     def usage(self, namespace: str) -> int:
-        """Bytes of the namespace's logs on disk now."""
+        """Bytes of the namespace's logs on disk now, between two writes: a write trims the
+        tenant's files before it appends, so a sum of sizes read while one runs could count
+        a file before its trim and another after its append, more than was ever on disk."""
+        with self._lock:
+            return self._on_disk(namespace)
+
+    def _on_disk(self, namespace: str) -> int:
+        """``usage``, called with ``_lock`` held."""
         return sum(size for _, size in _sizes(self.root / namespace))
 
     def append(self, namespace: str, name: str, text: str) -> None:
@@ -132,7 +139,7 @@ class LogFiles:
                 self._marked_from.pop(path, None)
             usage = self._usage.get(namespace)
             if usage is None:
-                usage = self.usage(namespace)
+                usage = self._on_disk(namespace)
             if usage + len(data) > limit:
                 usage = self._make_room(namespace, limit, len(data))
             written = os.write(held.fd, data)
@@ -193,7 +200,7 @@ class LogFiles:
                         held.size = None
                     self._marks.pop(path, None)
                     self._marked_from.pop(path, None)
-            total = self.usage(namespace)
+            total = self._on_disk(namespace)
         self._usage[namespace] = total
         return total
 
