@@ -19,6 +19,7 @@ from sless.models import (
     FunctionJob,
     FunctionSpec,
     JobSpec,
+    Phase,
     TrafficTarget,
     Trigger,
     TriggerSpec,
@@ -73,9 +74,16 @@ class FunctionStore(Protocol):
         ...
 
     async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        validation: dict[str, Any],
+        *,
+        phase: tuple[Phase, str] | None = None,
     ) -> None:
-        """Store the last report of a rejected upload without touching what serves."""
+        """Store the last report of a rejected upload without touching what serves; with
+        ``phase``, also that phase and message (``sless.functions.uploading.refused_phase``
+        decides), else the phase stays as it is."""
         ...
 
     async def decide_review(

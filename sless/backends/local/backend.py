@@ -406,6 +406,11 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         # never puts held or rejected code back to Pending (the reconciler asks again)
         refused = await self.gate.refused_spec(namespace, name, spec)
         phase, message = (refused[0].phase, refused[0].message) if refused else (Phase.PENDING, "")
+        if existing is not None and spec.code is None:
+            # nothing uploaded yet: nothing to build, and the phase a refused upload left
+            # (Rejected, with why) stays, as in Kubernetes mode where a PUT writes no status
+            status = existing.function.status
+            phase, message = status.phase, status.message
         record = await self.functions.upsert_spec(
             namespace, name, spec, phase=phase, message=message
         )
