@@ -121,6 +121,12 @@ class FunctionStore(Protocol):
         process builds (Kubernetes mode: the operator's kaniko Jobs)."""
         ...
 
+    def egress_connections(self) -> dict[str, tuple[int, int]]:
+        """``namespace → (connections held now, refused at a cap since start)`` through the
+        egress proxies of this process (``sless.sandbox.tunnels``), for metrics. No I/O.
+        Empty where no proxy of the gateway's carries egress (Kubernetes mode)."""
+        ...
+
     async def release_code(self, sha256: str) -> bool:
         """No version refers to code ``sha256`` any more: if no function of this mode does
         either, remove what the mode made of it (builds) and return True (the caller then

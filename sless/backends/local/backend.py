@@ -56,7 +56,13 @@ from sless.models import (
     Runtime,
     namespace_for,
 )
-from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir, reachable_by_others
+from sless.sandbox import (
+    PrestartPool,
+    TunnelCaps,
+    check_handler,
+    default_runtimes_dir,
+    reachable_by_others,
+)
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
@@ -127,6 +133,11 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self.versions = VersionRepository(pool)
         #: which code may serve: asked before every build and every pool start
         self.gate = CodeGate(self.versions)
+        #: the egress connections each tenant and function holds, shared by every proxy
+        self.tunnel_caps = TunnelCaps(
+            per_tenant=settings.sandbox.egress_tunnels_per_tenant,
+            per_function=settings.sandbox.egress_tunnels_per_function,
+        )
         self._index: dict[Key, FunctionRecord] = {}
         #: the pool of each function's serving version (the current version of its spec)
         self._pools: dict[Key, FunctionPool] = {}
