@@ -19,6 +19,7 @@ from sless.models import (
     FunctionJob,
     FunctionSpec,
     JobSpec,
+    Phase,
     TrafficTarget,
     Trigger,
     TriggerSpec,
@@ -73,9 +74,16 @@ class FunctionStore(Protocol):
         ...
 
     async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        validation: dict[str, Any],
+        *,
+        phase: tuple[Phase, str] | None = None,
     ) -> None:
-        """Store the last report of a rejected upload without touching what serves."""
+        """Store the last report of a rejected upload without touching what serves; with
+        ``phase``, also that phase and message (``sless.functions.uploading.refused_phase``
+        decides), else the phase stays as it is."""
         ...
 
     async def decide_review(
@@ -111,6 +119,12 @@ class FunctionStore(Protocol):
         """``(runtime, result) → (builds, seconds in all)`` of the builds this process ran
         (``result``: ``succeeded`` | ``failed``), for metrics. No I/O. Empty where another
         process builds (Kubernetes mode: the operator's kaniko Jobs)."""
+        ...
+
+    def egress_connections(self) -> dict[str, tuple[int, int]]:
+        """``namespace → (connections held now, refused at a cap since start)`` through the
+        egress proxies of this process (``sless.sandbox.tunnels``), for metrics. No I/O.
+        Empty where no proxy of the gateway's carries egress (Kubernetes mode)."""
         ...
 
     async def release_code(self, sha256: str) -> bool:

@@ -137,22 +137,11 @@ def list_functions(url: str | None, token: str | None) -> None:
 
 
 def shown_phase(function: dict[str, Any]) -> tuple[str, str]:
-    """The phase to show, and why when the code does not run. A function whose only
-    upload was refused by validation has no code and stays ``Pending`` in the API; it is
-    shown ``Rejected`` with the first finding, since nothing will make it run."""
+    """The phase to show, and why when the code does not run (the server's message: it
+    decides, ``sless.functions.uploading.refused_phase``, that a function whose only upload
+    validation refused is ``Rejected``)."""
     status = function["status"]
-    phase = status["phase"]
-    validation = status.get("validation") or {}
-    if (
-        phase == "Pending"
-        and not function["spec"].get("code")
-        and validation.get("verdict") == ("reject")
-    ):
-        findings = validation.get("findings") or [{}]
-        first = findings[0]
-        reason = first.get("message") or first.get("rule") or "refused by validation"
-        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
-        return "Rejected", f"upload rejected: {reason}{more}"
+    phase = str(status["phase"])
     if phase in ("Rejected", "Failed") and status.get("message"):
         return phase, str(status["message"])
     return phase, ""

@@ -32,7 +32,14 @@ from sless.backends.local.logfiles import LogFiles
 from sless.config import Settings
 from sless.errors import NotFound, NotReady
 from sless.models import FunctionSpec
-from sless.sandbox import EgressProxy, HostIds, Worker, default_runtimes_dir, start_worker
+from sless.sandbox import (
+    EgressProxy,
+    HostIds,
+    TunnelCaps,
+    Worker,
+    default_runtimes_dir,
+    start_worker,
+)
 from sless.store import LocalBlobStore
 
 #: the namespace the function sees (``SLESS_NAMESPACE``) and its log and socket paths use
@@ -96,6 +103,10 @@ class DevServing:
         self.launcher = WorkerLauncher(settings, None, self.logs, default_runtimes_dir())  # type: ignore[arg-type]
         self.launcher.run_dir = self.root
         self.host_ids = dev_host_ids(settings)
+        self.tunnel_caps = TunnelCaps(
+            per_tenant=settings.sandbox.egress_tunnels_per_tenant,
+            per_function=settings.sandbox.egress_tunnels_per_function,
+        )
         self.current: _Running | None = None
         self._serial = 0
 
@@ -123,6 +134,9 @@ class DevServing:
                 self.launcher.short_path(f"{self.name}/{self._serial}", "egress.sock"),
                 spec.egress,
                 name=f"{NAMESPACE}/{self.name}",
+                # the caps the function meets deployed (one function: its own cap binds)
+                caps=self.tunnel_caps,
+                tenant=NAMESPACE,
             )
             await proxy.start()
             if self.host_ids is not None:

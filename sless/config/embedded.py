@@ -26,6 +26,12 @@ class SandboxSettings(BaseModel):
     start_timeout_s: float = 20.0
     max_processes: int = 64
     max_open_files: int = 256
+    #: connections (CONNECT tunnels, proxied requests) a tenant's functions may hold open
+    #: through the egress proxy at once, all of them together, and one function (all its
+    #: versions); past either cap a connection is refused with 429 (sless.sandbox.tunnels).
+    #: Each holds two of the gateway's descriptors
+    egress_tunnels_per_tenant: int = Field(default=256, ge=1, le=65536)
+    egress_tunnels_per_function: int = Field(default=128, ge=1, le=65536)
     tmp_size_mb: int = 64
     log_max_bytes: int = 1024 * 1024
     #: bytes a second a tenant's workers may log, after ``log_burst_bytes``: past it their

@@ -5,7 +5,11 @@ scratch directory (removed afterwards, ``sless.validation.ReportCache``), the bl
 stored only for code that passed and fits the tenant's stored-code quota (checked before
 validation, and again under the tenant's lock right before the blob is stored), and only
 then does the function point at the new code. A rejected upload changes nothing but the
-function's last validation report; the previous version keeps serving.
+function's last validation report, and its phase where nothing else could run:
+:func:`refused_phase` is the one decision of what a refused upload does to a function's
+status (the API, ``sless ls`` and the console all show what it stored). A function that
+has code keeps its phase (a serving version serves on, a held one waits for its review);
+one that has none reads ``Rejected``, with the first finding as the reason.
 
 Every entry point that uploads (today the gateway's ``POST .../upload``) calls
 :func:`upload`; the HTTP concerns (the body's size, ``Idempotency-Key``) stay in the router.
@@ -22,6 +26,9 @@ from sless.functions.services import FunctionServices
 from sless.models import CodeRef, Function, Phase
 from sless.validation import Report, Verdict
 
+#: how much of a finding's text a refused upload's status message keeps
+_REASON_CHARS = 300
+
 
 async def validate(
     services: FunctionServices, function: Function, data: bytes, sha256: str
@@ -29,6 +36,37 @@ async def validate(
     report, cached = await services.validation.validate(data, sha256=sha256, spec=function.spec)
     services.on_validated(report, cached)
     return report
+
+
+def refused_phase(function: Function, report: Report) -> tuple[Phase, str] | None:
+    """The phase and message a refused upload (``report``) leaves ``function`` in; None:
+    its phase stays as it is, since it has code (serving, building or held) that the
+    refused upload did not replace. A function with no code has nothing that will run:
+    ``Rejected``, with the first finding that rejects as the reason."""
+    if function.spec.code is not None:
+        return None
+    rejecting = [f for f in report.findings if f.severity is Verdict.REJECT]
+    first = next(iter(rejecting or report.findings), None)
+    reason = (first.message or first.rule) if first is not None else ""
+    reason = reason[:_REASON_CHARS] or "refused by validation"
+    more = len(report.findings) - 1
+    return Phase.REJECTED, f"upload rejected: {reason}" + (f" (+{more} more)" if more > 0 else "")
+
+
+async def _refuse(
+    services: FunctionServices, function: Function, report: Report, summary: dict[str, Any]
+) -> ValidationRejected:
+    """Record a refused upload's report (and the phase :func:`refused_phase` decides, from
+    the function as it is under the tenant's lock: no upload can give it code meanwhile)."""
+    ns, name = function.namespace, function.name
+    async with services.quotas.guard(ns):
+        current = await services.backend.get_function(ns, name)
+        phase = refused_phase(current, report)
+        await services.backend.record_validation(ns, name, summary, phase=phase)
+    return ValidationRejected(
+        f"the upload was rejected by validation ({len(report.findings)} findings)",
+        details=summary,
+    )
 
 
 async def upload(
@@ -54,11 +92,7 @@ async def upload(
     report = await validate(services, function, data, sha256)
     summary = report.model_dump(mode="json")
     if report.verdict is Verdict.REJECT:
-        await services.backend.record_validation(ns, name, summary)
-        raise ValidationRejected(
-            f"the upload was rejected by validation ({len(report.findings)} findings)",
-            details=summary,
-        )
+        raise await _refuse(services, function, report, summary)
     held = report.verdict is Verdict.REVIEW
     async with quotas.guard(ns) as quota:
         current = await services.backend.list_functions(ns)

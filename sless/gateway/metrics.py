@@ -191,6 +191,11 @@ class GatewayMetrics:
         """Export the builds' durations (``Backend.build_durations``), read at every scrape."""
         self.registry.register(_BuildCollector(durations))
 
+    def watch_egress(self, connections: Callable[[], dict[str, tuple[int, int]]]) -> None:
+        """Export the egress proxies' connections per namespace
+        (``Backend.egress_connections``), read at every scrape."""
+        self.registry.register(_EgressCollector(connections))
+
     # -- the invoke path ---------------------------------------------------------------
 
     def series(self, namespace: str, name: str) -> _Series:
@@ -375,3 +380,31 @@ class _BuildCollector:
         for (runtime, result), (count, seconds) in sorted(self._durations().items()):
             family.add_metric((runtime, result), count_value=count, sum_value=seconds)
         yield family
+
+
+class _EgressCollector:
+    """Connections the egress proxies hold per namespace, and those refused at a cap
+    (``sless.sandbox.tunnels``). Namespaces are tenants: bounded."""
+
+    def __init__(self, connections: Callable[[], dict[str, tuple[int, int]]]) -> None:
+        self._connections = connections
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        held = GaugeMetricFamily(
+            "sless_egress_tunnels",
+            "Connections a namespace's functions hold open through the egress proxy",
+            labels=("namespace",),
+        )
+        refused = CounterMetricFamily(
+            "sless_egress_tunnels_refused",
+            "Egress proxy connections refused at the namespace's or a function's cap",
+            labels=("namespace",),
+        )
+        for namespace, (now, count) in self._connections().items():
+            held.add_metric((namespace,), now)
+            refused.add_metric((namespace,), count)
+        yield held
+        yield refused

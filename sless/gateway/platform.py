@@ -180,6 +180,7 @@ class Platform:
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)
         metrics.watch_builds(backend.build_durations)
+        metrics.watch_egress(backend.egress_connections)
         validator = Validator(
             settings.validation, settings.llm, llm_cache=StoredReviewCache(LLMReviewRepository(db))
         )

@@ -31,6 +31,7 @@ from .probing import sandbox_available
 from .seccomp import SeccompUnavailable
 from .seccomp import available as seccomp_available
 from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
+from .tunnels import TunnelCaps
 from .workers import (
     Worker,
     WorkerStartError,
@@ -54,6 +55,7 @@ __all__ = [
     "SandboxSpec",
     "SeccompUnavailable",
     "SpecializeError",
+    "TunnelCaps",
     "Worker",
     "WorkerStartError",
     "address_space_mb",

@@ -14,6 +14,10 @@ link-local (the cloud metadata service, 169.254.169.254 and fd00:ec2::254), mult
 unspecified addresses: names are resolved here, every resolved address is checked, and
 the connection goes to the address that was checked (no DNS rebinding between check and
 connect). See OWASP's SSRF prevention cheat sheet for the address classes.
+
+Each connection takes a slot of its function and its tenant for as long as it is open
+(``sless.sandbox.tunnels``): past either cap it is refused with 429 and the reason, so no
+tenant holds more of the gateway's descriptors than its cap.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sless.sandbox.tunnels import Slot, TunnelCaps
+
 log = logging.getLogger(__name__)
 
 #: where the runtime forwards from inside the sandbox
@@ -34,6 +40,8 @@ PROXY_PORT = 3128
 _MAX_HEADER = 16 * 1024
 _CONNECT_TIMEOUT_S = 10.0
 _IDLE_TIMEOUT_S = 300.0
+#: how long a refused connection may take to send its request head before it reads 429
+_REFUSED_HEAD_TIMEOUT_S = 1.0
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -138,10 +146,16 @@ class EgressProxy:
         *,
         name: str = "",
         provider: Sequence[tuple[str, int]] = (),
+        caps: TunnelCaps | None = None,
+        tenant: str = "",
     ) -> None:
         self.socket_path = socket_path
         self.rules = [EgressRule.parse(r) for r in rules]
         self.name = name
+        #: the connections this proxy's tenant and function may hold (None: no cap, the
+        #: build proxy, whose installers the platform runs one at a time)
+        self.caps = caps
+        self.tenant = tenant
         #: ``(host, port)`` the provider configured (a package index, a registry): reached
         #: by that exact name even when it is on a local address (a mirror on loopback)
         self.provider = frozenset((_normal(host), port) for host, port in provider)
@@ -175,11 +189,17 @@ class EgressProxy:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        slot = self.caps.acquire(self.tenant, self.name) if self.caps is not None else None
         try:
-            await self._handle(reader, writer)
+            if isinstance(slot, str):
+                await self._refuse_over_cap(reader, writer, slot)
+            else:
+                await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
+            if self.caps is not None and isinstance(slot, Slot):
+                self.caps.release(slot)
             if task is not None:
                 self._tasks.discard(task)
             with contextlib.suppress(Exception):
@@ -234,11 +254,25 @@ class EgressProxy:
             up_writer.write(head)
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
 
+    async def _refuse_over_cap(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, reason: str
+    ) -> None:
+        """429 with the reason, after the request head (for a client that reads its answer
+        only once it has sent its request), which may take a moment, not the proxy's whole
+        head timeout: the slot it did not get is not held meanwhile."""
+        self.refused_count += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _REFUSED_HEAD_TIMEOUT_S)
+        await self._refuse(writer, 429, reason, retry_after=1)
+
     @staticmethod
-    async def _refuse(writer: asyncio.StreamWriter, status: int, message: str) -> None:
+    async def _refuse(
+        writer: asyncio.StreamWriter, status: int, message: str, *, retry_after: int | None = None
+    ) -> None:
         body = message.encode()
+        retry = f"Retry-After: {retry_after}\r\n" if retry_after is not None else ""
         writer.write(
-            f"HTTP/1.1 {status} Refused\r\nContent-Type: text/plain\r\n"
+            f"HTTP/1.1 {status} Refused\r\nContent-Type: text/plain\r\n{retry}"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
             + body
         )

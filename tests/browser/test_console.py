@@ -298,3 +298,26 @@ def test_hostile_tenant_data_is_only_text(
         assert watched.page.locator("img").count() == 0
         assert watched.page.locator("a[href^='javascript']").count() == 0
         assert_clean(watched)
+
+
+def test_a_refused_first_upload_reads_rejected_in_the_list(
+    gateway: RunningGateway, open_page: OpenPage
+) -> None:
+    """The console shows the phase the API says (it decides, issue 31): a function whose
+    only upload validation refused is Rejected, one that serves is Ready."""
+    created = gateway.admin.post("/v1/admin/tenants", json={"name": "acme"}).json()
+    acme = gateway.client(created["token"])
+    path = "/v1/namespaces/sless-acme/functions/broken"
+    assert acme.put(path, json={}).status_code == 201
+    refused = acme.post(
+        path + "/upload",
+        content=make_zip({"handler.py": "def handle(event, context):\n    return {{\n"}),
+        headers={"Content-Type": "application/zip"},
+    )
+    assert refused.status_code == 422, refused.text
+    assert acme.get(path).json()["status"]["phase"] == "Rejected"
+    watched = open_page()
+    page = sign_in(watched, gateway.url, created["token"])
+    row = page.locator("tbody tr", has_text="broken")
+    expect(row.locator("[data-phase]")).to_have_text("Rejected")
+    assert_clean(watched)

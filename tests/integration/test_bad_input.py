@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import RunningGateway
-from tests.support import deploy, make_zip
+from tests.support import deploy, make_zip, wait_phase
 
 pytestmark = pytest.mark.integration
 
@@ -80,7 +80,11 @@ def test_upload_not_a_zip(acme: httpx.Client) -> None:
     assert error["code"] == "validation_rejected"
     rules = [f["rule"] for f in error["details"]["findings"]]  # type: ignore[index]
     assert rules == ["archive-not-zip"]
-    assert acme.get(f"{FN}/f").json()["status"]["phase"] == "Pending"
+    # nothing will make it run: the API says so, with the reason (as the CLI and console)
+    status = acme.get(f"{FN}/f").json()["status"]
+    assert status["phase"] == "Rejected"
+    assert status["message"].startswith("upload rejected: ")
+    assert status["validation"]["verdict"] == "reject"
 
 
 def test_upload_to_a_missing_function(acme: httpx.Client) -> None:
@@ -116,6 +120,16 @@ def test_upload_zip_slip(acme: httpx.Client) -> None:
     evil = make_zip({**HELLO, "../../etc/evil.py": "x = 1\n"})
     error = _error(acme.post(f"{FN}/f/upload", content=evil), 422)
     assert "archive-unsafe-path" in [f["rule"] for f in error["details"]["findings"]]  # type: ignore[index]
+    rejected = acme.get(f"{FN}/f").json()["status"]
+    assert rejected["phase"] == "Rejected", rejected
+    assert rejected["message"].startswith("upload rejected: "), rejected
+    assert rejected["version"] is None
+    # a spec written again changes nothing that runs: still Rejected, for the same reason
+    assert acme.put(f"{FN}/f", json={"memory_mb": 256}).status_code == 200
+    assert acme.get(f"{FN}/f").json()["status"]["phase"] == "Rejected"
+    # a good upload then builds and serves it
+    assert acme.post(f"{FN}/f/upload", content=make_zip(HELLO)).status_code == 202
+    assert wait_phase(acme, f"{FN}/f", {"Ready", "Failed"})["status"]["phase"] == "Ready"
 
 
 def test_rejected_upload_leaves_the_previous_version_serving(
@@ -131,7 +145,11 @@ def test_rejected_upload_leaves_the_previous_version_serving(
     _error(acme.post(f"{FN}/f/upload", content=buffer.getvalue()), 422)
     assert httpx.get(f"{gateway.url}/fn/sless-acme/f").json() == "v1"
     function = acme.get(f"{FN}/f").json()
+    # the function stays Ready on its serving version; the refused upload is reported in
+    # its validation, not in its phase
     assert function["status"]["phase"] == "Ready"
+    assert function["status"]["message"] == ""
+    assert function["status"]["version"] == "v1"
     assert function["status"]["validation"]["verdict"] == "reject"
 
 

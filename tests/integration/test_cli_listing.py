@@ -1,5 +1,6 @@
 """``sless ls`` against a real gateway: a function whose only upload validation refused
-reads ``Rejected`` with the reason, not ``Pending`` for ever (issue 31)."""
+reads ``Rejected`` with the reason, not ``Pending`` for ever (issue 31): the API says so
+(``sless.functions.uploading.refused_phase``) and the CLI shows what the API says."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ def test_a_refused_first_upload_lists_as_rejected_with_its_reason(
         headers={"Content-Type": "application/zip"},
     )
     assert refused.status_code == 422
-    # the API keeps it Pending, with no code: nothing will make it run
-    assert acme.get(path).json()["status"]["phase"] == "Pending"
+    # no code will run: the API says Rejected with the reason, and the CLI shows the same
+    status = acme.get(path).json()["status"]
+    assert status["phase"] == "Rejected"
+    assert status["message"].startswith("upload rejected: syntax error"), status
 
     env = {
         **os.environ,

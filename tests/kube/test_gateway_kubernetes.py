@@ -342,3 +342,42 @@ def test_deploy_and_invoke_through_the_kubernetes_backend(
         "invocations to stop",
         lambda: httpx.get(f"{kube_gateway}/fn/{namespace}/hello").status_code == 404,
     )
+
+
+def test_a_refused_upload_reads_rejected_or_leaves_the_serving_version_ready(
+    kube_gateway: str, kube_api: client.ApiClient, kube_tenant: Onboarded
+) -> None:
+    """The same phases as in embedded mode (tests/integration/test_bad_input.py): a function
+    with no code and a refused upload is Rejected with the reason; one that serves stays
+    Ready on its version, the refused upload reported in its validation."""
+    namespace, acme = kube_tenant.namespace, kube_tenant.client
+    custom = client.CustomObjectsApi(kube_api)
+    zip_slip = make_zip({**HELLO, "../../etc/evil.py": "x = 1\n"})
+    headers = {"Content-Type": "application/zip"}
+
+    path = f"/v1/namespaces/{namespace}/functions/broken"
+    assert acme.put(path, json={}).status_code == 201
+    assert acme.post(path + "/upload", content=zip_slip, headers=headers).status_code == 422
+    status = acme.get(path).json()["status"]
+    assert status["phase"] == "Rejected", status
+    assert status["message"].startswith("upload rejected: "), status
+    assert status["validation"]["verdict"] == "reject"
+    # a spec written again keeps it Rejected (the operator has nothing to build)
+    assert acme.put(path, json={"memory_mb": 256}).status_code == 200
+    assert acme.get(path).json()["status"]["phase"] == "Rejected"
+
+    path = f"/v1/namespaces/{namespace}/functions/serving"
+    assert acme.put(path, json={}).status_code == 201
+    uploaded = acme.post(path + "/upload", content=make_zip(HELLO), headers=headers)
+    assert uploaded.status_code == 202, uploaded.text
+    where = (GROUP, VERSION, namespace, "functions", "serving")
+    resource = custom.get_namespaced_custom_object(*where)
+    ready = {"phase": "Ready", "message": "", "servingSpec": resource["spec"]}
+    # the operator's part: it built and deployed v1
+    custom.patch_namespaced_custom_object_status(*where, {"status": ready})
+    assert acme.post(path + "/upload", content=zip_slip, headers=headers).status_code == 422
+    status = acme.get(path).json()["status"]
+    assert status["phase"] == "Ready", status
+    assert status["message"] == ""
+    assert status["version"] == "v1"
+    assert status["validation"]["verdict"] == "reject"

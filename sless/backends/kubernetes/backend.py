@@ -361,6 +361,9 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
     def build_durations(self) -> dict[tuple[str, str], tuple[int, float]]:
         return {}  # kaniko Jobs of the operator: their times are the Jobs' own
 
+    def egress_connections(self) -> dict[str, tuple[int, int]]:
+        return {}  # pods reach out directly, as their NetworkPolicies allow
+
     async def release_code(self, sha256: str) -> bool:
         """The operator builds and deletes code with its Functions: a blob no version
         refers to goes when no function known here serves it."""

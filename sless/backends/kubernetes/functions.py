@@ -283,10 +283,20 @@ class FunctionResources:
             return  # a test failed: newer code replaced the reviewed one, nothing to release
 
     async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        validation: dict[str, Any],
+        *,
+        phase: tuple[Phase, str] | None = None,
     ) -> None:
         current = await self._read(namespace, name)
-        await self._patch_status(namespace, name, current, {"validation": validation})
+        fields: dict[str, Any] = {"validation": validation}
+        if phase is not None:
+            # a function with no code: the operator has nothing to build and never writes
+            # its phase, so this one stays until an upload is accepted
+            fields["phase"], fields["message"] = phase[0].value, phase[1]
+        await self._patch_status(namespace, name, current, fields)
 
     async def _allowed_versions(self, namespace: str, name: str) -> list[str] | None:
         """The versions the code gate lets serve (None: no versions table to ask)."""

@@ -56,7 +56,13 @@ from sless.models import (
     Runtime,
     namespace_for,
 )
-from sless.sandbox import PrestartPool, check_handler, default_runtimes_dir, reachable_by_others
+from sless.sandbox import (
+    PrestartPool,
+    TunnelCaps,
+    check_handler,
+    default_runtimes_dir,
+    reachable_by_others,
+)
 from sless.store import (
     NOTIFY_CHANNEL,
     BlobStore,
@@ -127,6 +133,11 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self.versions = VersionRepository(pool)
         #: which code may serve: asked before every build and every pool start
         self.gate = CodeGate(self.versions)
+        #: the egress connections each tenant and function holds, shared by every proxy
+        self.tunnel_caps = TunnelCaps(
+            per_tenant=settings.sandbox.egress_tunnels_per_tenant,
+            per_function=settings.sandbox.egress_tunnels_per_function,
+        )
         self._index: dict[Key, FunctionRecord] = {}
         #: the pool of each function's serving version (the current version of its spec)
         self._pools: dict[Key, FunctionPool] = {}
@@ -409,6 +420,11 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         # never puts held or rejected code back to Pending (the reconciler asks again)
         refused = await self.gate.refused_spec(namespace, name, spec)
         phase, message = (refused[0].phase, refused[0].message) if refused else (Phase.PENDING, "")
+        if existing is not None and spec.code is None:
+            # nothing uploaded yet: nothing to build, and the phase a refused upload left
+            # (Rejected, with why) stays, as in Kubernetes mode where a PUT writes no status
+            status = existing.function.status
+            phase, message = status.phase, status.message
         record = await self.functions.upsert_spec(
             namespace, name, spec, phase=phase, message=message
         )

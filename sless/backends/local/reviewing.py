@@ -1,6 +1,7 @@
 """What an upload's validation and the provider's review do to a function's status in
 embedded mode: held code is stored Validating, a rejection Rejected, an approval Pending
-again (the reconciler then asks the code gate before it builds anything).
+again (the reconciler then asks the code gate before it builds anything); a refused upload
+stores its report, and the phase ``sless.functions.uploading.refused_phase`` decides.
 
 A mixin of ``LocalBackend``.
 """
@@ -62,13 +63,16 @@ class CodeReviews:
             )
 
     async def record_validation(
-        self, namespace: str, name: str, validation: dict[str, Any]
+        self,
+        namespace: str,
+        name: str,
+        validation: dict[str, Any],
+        *,
+        phase: tuple[Phase, str] | None = None,
     ) -> None:
-        record = await self.functions.get(namespace, name)
+        if phase is None:
+            status = (await self.functions.get(namespace, name)).function.status
+            phase = (status.phase, status.message)
         await self.functions.set_status(
-            namespace,
-            name,
-            phase=record.function.status.phase,
-            message=record.function.status.message,
-            validation=validation,
+            namespace, name, phase=phase[0], message=phase[1], validation=validation
         )

@@ -27,7 +27,7 @@ from sless.backends.local.pooling import FunctionPool
 from sless.config import Settings
 from sless.errors import NotFound, NotReady
 from sless.models import FunctionSpec
-from sless.sandbox import EgressProxy, Worker
+from sless.sandbox import EgressProxy, TunnelCaps, Worker
 from sless.store import CodeGate, FunctionRecord, VersionRepository
 
 log = logging.getLogger(__name__)
@@ -45,12 +45,17 @@ class VersionPools:
     builder: Builder
     versions: VersionRepository
     gate: CodeGate
+    tunnel_caps: TunnelCaps
     _index: dict[Key, FunctionRecord]
     #: the pool of each function's serving version (the current version of its spec)
     _pools: dict[Key, FunctionPool]
     #: the pools of the other versions its traffic split names: (namespace, name, v3)
     _version_pools: dict[tuple[str, str, str], FunctionPool]
     _draining: set[asyncio.Task[None]]
+
+    def egress_connections(self) -> dict[str, tuple[int, int]]:
+        """What the egress proxies of the pools hold and refused, per namespace (metrics)."""
+        return self.tunnel_caps.counts()
 
     async def _configure_pool(self, key: Key, record: FunctionRecord) -> None:
         serving = record.serving_spec
@@ -189,6 +194,8 @@ class VersionPools:
                 self.launcher.short_path(f"{namespace}/{name}/{version}", "egress.sock"),
                 serving.egress,
                 name=f"{namespace}/{name}",
+                caps=self.tunnel_caps,
+                tenant=namespace,
             )
             await proxy.start()
             host_ids = await self.launcher.host_ids(namespace)

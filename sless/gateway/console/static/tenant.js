@@ -24,7 +24,7 @@ export async function functions(ctx) {
       table(
         [
           { label: "Name", cell: (f) => h("a", { href: fnLink(f.name) }, f.name) },
-          { label: "Phase", cell: (f) => phase(shownPhase(f)) },
+          { label: "Phase", cell: (f) => phase(f.status.phase) },
           { label: "Runtime", cell: (f) => f.spec.runtime },
           { label: "Instances", cell: (f) => String(total(figures(f).gateway_service_count)) },
           { label: "Calls", cell: (f) => String(total(figures(f).gateway_function_invocation_total)) },
@@ -51,14 +51,6 @@ function total(value) {
   if (typeof value === "number") return value;
   if (value && typeof value === "object") return Object.values(value).reduce((a, b) => a + b, 0);
   return 0;
-}
-
-// a function whose only upload validation refused stays Pending with no code in the API:
-// nothing will make it run, so it reads Rejected (as `sless ls` shows it)
-function shownPhase(f) {
-  const verdict = f.status.validation && f.status.validation.verdict;
-  if (f.status.phase === "Pending" && !f.spec.code && verdict === "reject") return "Rejected";
-  return f.status.phase;
 }
 
 function specList(spec) {
