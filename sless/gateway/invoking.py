@@ -93,8 +93,10 @@ class _Call:
         "queued",
         "reason",
         "request_bytes",
+        "request_messages",
         "responded",
         "response_bytes",
+        "response_messages",
         "running",
         "started",
         "started_at",
@@ -118,6 +120,9 @@ class _Call:
         self.subpath = "/" + (parts[2] if len(parts) > 2 else "")
         self.request_bytes = 0
         self.response_bytes = 0
+        #: the messages of a WebSocket session each way (None: not a session)
+        self.request_messages: int | None = None
+        self.response_messages: int | None = None
         self.status = 500
         self.error: str | None = None
         #: why the call died, as its caller was told (``sless.models.endings``)
@@ -149,6 +154,8 @@ class _Call:
             error=self.error,
             version=self.version,
             reason=self.reason,
+            request_messages=self.request_messages,
+            response_messages=self.response_messages,
         )
 
     async def send_json(
