@@ -34,6 +34,7 @@ from sless.backends.calling import (
     route,
     without_trace_context,
 )
+from sless.backends.tracing import CallTrace, Tracing, parse_traceparent
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -61,12 +62,14 @@ def make_cluster_backend(settings: Settings) -> ClusterBackend:
 
 __all__ = [
     "Backend",
+    "CallTrace",
     "ClusterBackend",
     "FunctionStore",
     "Response",
     "Serving",
     "Stream",
     "TenantSpaces",
+    "Tracing",
     "TriggerStore",
     "TriggerWatch",
     "TriggerWatcher",
@@ -76,6 +79,7 @@ __all__ = [
     "make_backend",
     "make_cluster_backend",
     "open_call",
+    "parse_traceparent",
     "pick",
     "reason_of",
     "resolve",

@@ -35,12 +35,13 @@ from sless.models import endings as _endings
 
 log = logging.getLogger(__name__)
 
-#: W3C trace context fields: replaced by the gateway's own when it traces the call
-_TRACE_HEADERS = frozenset({"traceparent", "tracestate"})
+#: W3C trace context fields (Trace Context and Baggage): replaced by the platform's own
+#: when it traces the call, never passed on from a caller (sless.backends.tracing)
+_TRACE_HEADERS = frozenset({"traceparent", "tracestate", "baggage"})
 
 
 def without_trace_context(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """``headers`` without the caller's W3C trace context (names lower-cased, as ASGI's)."""
+    """``headers`` without the caller's W3C trace context and baggage."""
     return [(k, v) for k, v in headers if k.lower() not in _TRACE_HEADERS]
 
 
@@ -105,6 +106,7 @@ async def call_function(
     invocation_id: uuid.UUID,
     timeout_s: float,
     version: str | None = None,
+    traceparent: str | None = None,
 ) -> Response:
     """Send one request to the function and read its whole answer (``open_call``, read
     to the end: a streamed answer is gathered, within the same limits).
@@ -112,7 +114,8 @@ async def call_function(
     Raises ``InvocationTimeout``, ``UpstreamError`` (both naming why the call died:
     ``reason_of``), ``NotReady`` or ``NotFound``. ``version``: the version to call, as
     ``pick`` chose it (None: one drawn here by the serving spec's traffic split, see
-    ``route``). The answer is at most ``backend.max_response_bytes``.
+    ``route``). The answer is at most ``backend.max_response_bytes``. ``traceparent``:
+    as ``open_call``'s.
     """
     async with open_call(
         backend,
@@ -125,6 +128,7 @@ async def call_function(
         invocation_id=invocation_id,
         timeout_s=timeout_s,
         version=version,
+        traceparent=traceparent,
     ) as stream:
         chunks = []
         while chunk := await stream.read():

@@ -21,7 +21,7 @@ class GatewaySettings(BaseModel):
     #: bounds the whole stream (``SLESS_GATEWAY_STREAM_IDLE_TIMEOUT_S``)
     stream_idle_timeout_s: float = Field(default=60.0, gt=0, le=3600)
     #: every call of ``/fn/...`` starts or continues a W3C trace whose context reaches the
-    #: function (sless.gateway.tracing); spans are exported only with
+    #: function (sless.backends.tracing); spans are exported only with
     #: ``SLESS_OTEL_EXPORTER_OTLP_ENDPOINT``
     tracing: bool = True
     #: largest zip accepted by the upload endpoint (413 above it)

@@ -14,7 +14,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sless.backends import Serving, call_function, reason_of, resolve
+from sless.backends import (
+    Serving,
+    Tracing,
+    call_function,
+    reason_of,
+    resolve,
+    without_trace_context,
+)
 from sless.errors import SlessError
 from sless.store import InvocationRecord, InvocationRecorder
 
@@ -70,9 +77,20 @@ async def invoke(
     headers: list[tuple[str, str]],
     body: bytes,
     version: str | None = None,
+    tracing: Tracing | None = None,
+    trigger: str = "",
+    traceparent: str | None = None,
 ) -> Outcome:
     """Call the function (``version``: that one, else the one its traffic split draws);
-    a failed call is an outcome, never an exception."""
+    a failed call is an outcome, never an exception.
+
+    With ``tracing`` the call is traced as ``/fn/...`` calls are: it continues
+    ``traceparent`` (the one stored with a queued call) or starts a trace of its own (a
+    cron tick, a job run); the function gets the platform's ``traceparent``, never one
+    from ``headers``."""
+    trace = tracing.begin_background(traceparent) if tracing is not None else None
+    if trace is not None:
+        headers = without_trace_context(headers)
     started = time.perf_counter()
     started_at = datetime.now(UTC)
     status, payload, content_type = 500, b"", None
@@ -80,6 +98,7 @@ async def invoke(
     message = ""
     reason: str | None = None
     named, version = version, None
+    calling = time.time_ns()
     try:
         # drawn (or named) here so that the version's own timeout applies
         spec, version = resolve(backend, namespace, name, named)
@@ -94,6 +113,7 @@ async def invoke(
             invocation_id=invocation_id,
             timeout_s=spec.timeout_s,
             version=version,
+            traceparent=trace.traceparent if trace is not None else None,
         )
         status, payload = response.status, response.body
         content_type = next(
@@ -105,7 +125,7 @@ async def invoke(
     except Exception as e:  # a background call must end in an outcome, whatever happened
         log.exception("call of %s/%s failed", namespace, name)
         error, message = "internal", type(e).__name__
-    return Outcome(
+    outcome = Outcome(
         status=status,
         body=payload,
         content_type=content_type,
@@ -117,6 +137,31 @@ async def invoke(
         version=version,
         reason=reason,
     )
+    if trace is not None and tracing is not None and trace.recording:
+        trace.mark("sless.call", calling, 0, {"sless.response_bytes": len(payload)})
+        attributes = _span_attributes(namespace, name, invocation_id, method, trigger, outcome)
+        # an attempt of a queued call consumes what ``sless.enqueue`` produced
+        tracing.end(trace, attributes, kind="consumer" if traceparent else "internal")
+    return outcome
+
+
+def _span_attributes(
+    namespace: str, name: str, invocation_id: uuid.UUID, method: str, trigger: str, outcome: Outcome
+) -> dict[str, object]:
+    attributes: dict[str, object] = {
+        "sless.namespace": namespace,
+        "sless.function": name,
+        "sless.invocation_id": str(invocation_id),
+        "sless.trigger": trigger,
+        "http.request.method": method,
+        "http.response.status_code": outcome.status,
+        "sless.response_bytes": len(outcome.body),
+    }
+    if outcome.version:
+        attributes["sless.version"] = outcome.version
+    if outcome.error:
+        attributes["error.type"] = outcome.error
+    return attributes
 
 
 def outcome_record(

@@ -32,7 +32,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sless.backends import Backend
+from sless.backends import Backend, Tracing
 from sless.config import EventsSettings
 from sless.events.callbacks import CallbackSender, callback_document
 from sless.events.calling import invoke, outcome_record
@@ -61,8 +61,11 @@ class InvocationQueue(PollingWorker):
         secrets: SecretRepository,
         *,
         recover_at_start: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         super().__init__(settings.poll_interval_s)
+        #: each attempt continues the trace stored with its call (sless.backends.tracing)
+        self.tracing = tracing
         #: this process is the database's only user: every running call is a dead one's
         self._recover_all = recover_at_start
         self.settings = settings
@@ -161,6 +164,9 @@ class InvocationQueue(PollingWorker):
             headers=call.headers,
             body=call.body,
             version=call.version,
+            tracing=self.tracing,
+            trigger=ASYNC_TRIGGER,
+            traceparent=call.traceparent,
         )
         retry = outcome.retryable and not last
         result, truncated = outcome.bounded(self.settings.max_result_bytes)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import uuid
 
-from sless.backends import Backend
+from sless.backends import Backend, Tracing
 from sless.config import EventsSettings
 from sless.errors import NotFound, NotReady
 from sless.events.calling import invoke, json_request, record_outcome
@@ -52,8 +52,11 @@ class JobRunner(PollingWorker):
         jobs: JobRepository,
         *,
         recover_at_start: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         super().__init__(settings.poll_interval_s)
+        #: each run starts a trace of its own (sless.backends.tracing)
+        self.tracing = tracing
         #: this process is the database's only user: every Running run is a dead one's
         self._recover_all = recover_at_start
         self.settings = settings
@@ -120,6 +123,8 @@ class JobRunner(PollingWorker):
             invocation_id=invocation_id,
             headers=headers,
             body=body,
+            tracing=self.tracing,
+            trigger=job_trigger(job.name),
         )
         record_outcome(
             self.recorder,

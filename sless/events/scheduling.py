@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 
-from sless.backends import Serving
+from sless.backends import Serving, Tracing
 from sless.config import EventsSettings
 from sless.errors import SlessError
 from sless.events.calling import invoke, json_request, outcome_record
@@ -64,8 +64,11 @@ class CronScheduler(PollingWorker):
         triggers: TriggerRepository,
         *,
         recover_at_start: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         super().__init__(settings.scheduler_interval_s)
+        #: each tick starts a trace of its own (sless.backends.tracing)
+        self.tracing = tracing
         self.settings = settings
         #: this process is the database's only user: every open tick is a dead one's
         self._recover_all = recover_at_start
@@ -201,6 +204,8 @@ class CronScheduler(PollingWorker):
             invocation_id=invocation_id,
             headers=headers,
             body=body,
+            tracing=self.tracing,
+            trigger=trigger.name,
         )
         record_ = outcome_record(
             trigger.namespace, spec.function, invocation_id, outcome, trigger=trigger.name

@@ -13,7 +13,7 @@ import logging
 
 import asyncpg
 
-from sless.backends import Backend
+from sless.backends import Backend, Tracing
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.queueing import InvocationQueue
@@ -42,6 +42,7 @@ class Events:
         recorder: InvocationRecorder,
         *,
         sole_user: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         self.settings = settings
         secrets = SecretRepository(db, cipher_for(settings))
@@ -50,17 +51,26 @@ class Events:
         # data directory this process holds locked): every call or tick left running is a
         # crashed predecessor's, taken over at start instead of after its lease
         self.queue = InvocationQueue(
-            settings.events, backend, queue, secrets, recover_at_start=sole_user
+            settings.events, backend, queue, secrets, recover_at_start=sole_user, tracing=tracing
         )
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None
         self.consumers: RabbitConsumers | None = None
         if backend.events_in_process:
             self.scheduler = CronScheduler(
-                settings.events, backend, TriggerRepository(db), recover_at_start=sole_user
+                settings.events,
+                backend,
+                TriggerRepository(db),
+                recover_at_start=sole_user,
+                tracing=tracing,
             )
             self.runner = JobRunner(
-                settings.events, backend, recorder, JobRepository(db), recover_at_start=sole_user
+                settings.events,
+                backend,
+                recorder,
+                JobRepository(db),
+                recover_at_start=sole_user,
+                tracing=tracing,
             )
             self.consumers = RabbitConsumers(
                 settings.events,

@@ -35,19 +35,17 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from sless.backends import Stream, open_call, pick, without_trace_context
-from sless.backends import headers as proxy_headers
+from sless.backends import CallTrace, Stream, open_call, pick
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
 from sless.gateway import websocket
 from sless.gateway.asynchronous import attempts_asked, wants_async
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
-from sless.gateway.forwarded import FORWARDED
+from sless.gateway.forwarding import forwarded_headers, session_headers, target
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.platform import Platform
 from sless.gateway.streaming import relay
-from sless.gateway.tracing import CallTrace
 from sless.models import AuthMode, is_dns1123_label, is_version_name
 from sless.store import InvocationRecord
 
@@ -63,24 +61,6 @@ class HttpTriggerDisabled(SlessError):
     code = "http_trigger_disabled"
 
 
-def _decoded(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
-
-
-def _forwarded_headers(scope: Scope, headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    """The caller's headers that may reach the function (and be stored for a queued call)."""
-    forwarded = proxy_headers.from_caller(_decoded(headers))
-    client = scope.get("client")
-    if client and not scope.get(FORWARDED):
-        forwarded.append(("x-forwarded-for", client[0]))
-    return forwarded
-
-
-def _target(scope: Scope, subpath: str) -> str:
-    query = scope.get("query_string", b"").decode("latin-1")
-    return subpath + ("?" + query if query else "")
-
-
 class _Call:
     """What one ``/fn/...`` request has done so far: what its invocation record will say."""
 
@@ -93,8 +73,10 @@ class _Call:
         "queued",
         "reason",
         "request_bytes",
+        "request_messages",
         "responded",
         "response_bytes",
+        "response_messages",
         "running",
         "started",
         "started_at",
@@ -118,6 +100,9 @@ class _Call:
         self.subpath = "/" + (parts[2] if len(parts) > 2 else "")
         self.request_bytes = 0
         self.response_bytes = 0
+        #: the messages of a WebSocket session each way (None: not a session)
+        self.request_messages: int | None = None
+        self.response_messages: int | None = None
         self.status = 500
         self.error: str | None = None
         #: why the call died, as its caller was told (``sless.models.endings``)
@@ -149,6 +134,8 @@ class _Call:
             error=self.error,
             version=self.version,
             reason=self.reason,
+            request_messages=self.request_messages,
+            response_messages=self.response_messages,
         )
 
     async def send_json(
@@ -266,8 +253,9 @@ class InvokeApp:
         limits = platform.tenancy.limits
         limits.check_invoke(namespace)
         if scope["type"] == "websocket":  # docs/websockets.md
-            target, forwarded = _target(scope, call.subpath), _forwarded_headers(scope, headers)
-            await websocket.serve(platform, call, spec, receive, send, target, forwarded)
+            path = target(scope, call.subpath)
+            forwarded = session_headers(scope, headers, call.trace)
+            await websocket.serve(platform, call, spec, receive, send, path, forwarded)
             return
         body = await self._read_body(
             scope, receive, platform.settings.gateway.max_invoke_body_bytes
@@ -298,7 +286,9 @@ class InvokeApp:
         queued_version = call.version if pinned else None
         call.version = queued_version
         # the queued call records the invocation when it ends, under this id
-        path = _target(scope, call.subpath)
+        path = target(scope, call.subpath)
+        trace = call.trace
+        forwarded = forwarded_headers(scope, headers, trace)
 
         async def enqueue() -> tuple[int, Any]:
             quota = await platform.tenancy.quotas.of(namespace)
@@ -308,16 +298,19 @@ class InvokeApp:
                 function=name,
                 method=scope["method"],
                 path=path,
-                headers=_forwarded_headers(scope, headers),
+                headers=forwarded,
                 body=body,
                 version=queued_version,
                 max_attempts=max_attempts,
+                # its attempts are children of the ``sless.enqueue`` span
+                traceparent=trace.traceparent if trace is not None else None,
             )
             await platform.events.enqueue(queued, max_pending=quota.limit("queued_calls"))
             return 202, {"invocation_id": str(call.invocation_id)}
 
         # -- Idempotency-Key (sless.gateway.idempotency): a retry with the same key and
         # request gets the first invocation id and queues nothing
+        enqueuing = time.time_ns()
         try:
             status, reply, replayed = await platform.idempotency.run(
                 namespace,
@@ -334,6 +327,9 @@ class InvokeApp:
             if mapped is None:
                 raise
             raise mapped from e
+        finally:
+            if trace is not None:
+                trace.mark("sless.enqueue", enqueuing)
         call.queued = True
         if replayed:
             call.invocation_id = uuid.UUID(reply["invocation_id"])
@@ -423,15 +419,13 @@ class InvokeApp:
         body: bytes,
         timeout_s: float,
     ) -> None:
-        forwarded = _forwarded_headers(scope, headers)
-        if call.trace is not None and call.trace.caller_context:
-            forwarded = without_trace_context(forwarded)
+        forwarded = forwarded_headers(scope, headers, call.trace)
         async with open_call(
             platform.backend,
             call.namespace,
             call.name,
             method=scope["method"],
-            path=_target(scope, call.subpath),
+            path=target(scope, call.subpath),
             headers=forwarded,
             body=body,
             invocation_id=call.invocation_id,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import asyncpg
 
-from sless.backends import Backend, make_backend
+from sless.backends import Backend, Tracing, make_backend
 from sless.config import Settings
 from sless.events import Events
 from sless.functions import FunctionServices
@@ -16,7 +16,6 @@ from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, Pagers
 from sless.gateway.quota_usage import QuotaUsage
-from sless.gateway.tracing import Tracing
 from sless.store import (
     AuditRepository,
     BlobStore,
@@ -98,14 +97,8 @@ class Platform:
     audit: AuditRepository
     pagers: Pagers
     quota_usage: QuotaUsage
-    #: the calls' trace context and spans (sless.gateway.tracing), from the settings
-    tracing: Tracing = field(init=False)
-
-    def __post_init__(self) -> None:
-        otel = self.settings.otel
-        self.tracing = Tracing.from_settings(
-            self.settings.gateway.tracing, otel.exporter_otlp_endpoint, otel.service_name
-        )
+    #: the calls' trace context and spans (sless.backends.tracing), from the settings
+    tracing: Tracing
 
     @classmethod
     async def start(
@@ -175,7 +168,13 @@ class Platform:
     ) -> Platform:
         """The services above the database, the backend and the recorder, built once."""
         gateway = settings.gateway
-        events = Events(settings, db, backend, recorder, sole_user=sole_database_user)
+        otel = settings.otel
+        tracing = Tracing.from_settings(
+            gateway.tracing, otel.exporter_otlp_endpoint, otel.service_name
+        )
+        events = Events(
+            settings, db, backend, recorder, sole_user=sole_database_user, tracing=tracing
+        )
         events.start()
         metrics = GatewayMetrics(max_functions_per_namespace=settings.limits.max_functions)
         metrics.watch_recorder(recorder)
@@ -211,6 +210,7 @@ class Platform:
             history=InvocationHistory(db),
             audit=AuditRepository(db),
             pagers=Pagers(cursors),
+            tracing=tracing,
             quota_usage=QuotaUsage(
                 tenancy=tenancy,
                 backend=backend,

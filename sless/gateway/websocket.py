@@ -55,6 +55,9 @@ class Session(Protocol):
     responded: bool
     request_bytes: int
     response_bytes: int
+    #: the messages of the session each way (None until the upgrade is accepted)
+    request_messages: int | None
+    response_messages: int | None
     #: counted against the tenant's concurrency limit
     running: bool
 
@@ -80,6 +83,8 @@ def refusing(scope: Scope, send: Send) -> Send:
 
 
 class _Tally:
+    """The messages relayed each way, and when the last one went (for the idle limit)."""
+
     __slots__ = ("from_caller", "from_worker", "last")
 
     def __init__(self) -> None:
@@ -181,7 +186,14 @@ async def _session(
         await send({"type": "websocket.accept", "headers": accepted})
         call.responded = True
         call.status = 101
-        return await _relay(call, _Tally(), worker, receive, send, idle_s)
+        tally = _Tally()
+        try:
+            return await _relay(call, tally, worker, receive, send, idle_s)
+        finally:
+            # whatever ended the session (a limit, a broken worker): the record counts
+            # what went through
+            call.request_messages = tally.from_caller
+            call.response_messages = tally.from_worker
 
 
 async def _relay(

@@ -65,6 +65,9 @@ class InvocationRecord:
     version: str | None = None
     #: why the call died, as its caller was told (``sless.models.endings``); None: it did not
     reason: str | None = None
+    #: the messages of a WebSocket session, the caller's and the function's; None: no session
+    request_messages: int | None = None
+    response_messages: int | None = None
 
     @classmethod
     def of_call(
@@ -82,6 +85,8 @@ class InvocationRecord:
         trigger: str | None = None,
         version: str | None = None,
         reason: str | None = None,
+        request_messages: int | None = None,
+        response_messages: int | None = None,
     ) -> InvocationRecord:
         """The one way a record is made: the tenant is always the namespace's owner."""
         return cls(
@@ -98,6 +103,8 @@ class InvocationRecord:
             trigger=trigger,
             version=version,
             reason=reason,
+            request_messages=request_messages,
+            response_messages=response_messages,
         )
 
     def journal_line(self) -> bytes:
@@ -111,6 +118,7 @@ class InvocationRecord:
         # as json.dumps writes them (json.loads reads them back)
         number = repr(duration) if math.isfinite(duration) else _NON_FINITE[repr(duration)]
         error, trigger, version, reason = self.error, self.trigger, self.version, self.reason
+        sent, answered = self.request_messages, self.response_messages
         return (
             f'["{self.id.hex}",{_quote(self.tenant)},{_quote(self.namespace)},'
             f"{_quote(self.function)},{int(self.status)},{number},"
@@ -119,7 +127,9 @@ class InvocationRecord:
             f"{'null' if error is None else _quote(error)},"
             f"{'null' if trigger is None else _quote(trigger)},"
             f"{'null' if version is None else _quote(version)},"
-            f"{'null' if reason is None else _quote(reason)}]\n"
+            f"{'null' if reason is None else _quote(reason)},"
+            f"{'null' if sent is None else int(sent)},"
+            f"{'null' if answered is None else int(answered)}]\n"
         ).encode()
 
     @classmethod
@@ -127,8 +137,9 @@ class InvocationRecord:
         """A record from a journal line: an array (:meth:`journal_line`) or an object
         keyed by column (segments written by earlier versions)."""
         if isinstance(values, list):
-            # earlier versions wrote no reason: the columns they knew, in the same order
-            if not len(_COLUMNS) - 1 <= len(values) <= len(_COLUMNS):
+            # earlier versions wrote fewer columns (no reason, no messages): the ones they
+            # knew, in the same order
+            if len(values) not in _JOURNAL_LENGTHS:
                 raise ValueError(f"a journal line of {len(values)} values")
             values = dict(zip(_COLUMNS, values, strict=False))
         return cls(
@@ -145,15 +156,24 @@ class InvocationRecord:
             trigger=values.get("trigger"),
             version=values.get("version"),
             reason=values.get("reason"),
+            request_messages=_count(values.get("request_messages")),
+            response_messages=_count(values.get("response_messages")),
         )
+
+
+def _count(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 _COLUMNS = [f.name for f in fields(InvocationRecord)]
 #: a record's values in ``_COLUMNS`` order (one C call per record)
 _row = operator.attrgetter(*_COLUMNS)
+#: the lengths of the journal lines this version and earlier ones wrote (before
+#: ``reason``, before the messages of a session, now)
+_JOURNAL_LENGTHS = frozenset((len(_COLUMNS) - 3, len(_COLUMNS) - 2, len(_COLUMNS)))
 _TYPES = [
     "uuid", "text", "text", "text", "int4", "float8", "int8", "int8", "timestamptz", "text", "text",
-    "text", "text",
+    "text", "text", "int8", "int8",
 ]  # fmt: skip
 _INSERT = (
     f"INSERT INTO invocations ({', '.join(_COLUMNS)})"  # noqa: S608 - fixed column names

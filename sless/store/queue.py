@@ -66,6 +66,9 @@ class QueuedCall:
     lease: uuid.UUID | None = None
     #: the version the caller named (``name@v3``); None: drawn by the traffic split
     version: str | None = None
+    #: the W3C trace context its attempts continue (the gateway's ``sless.enqueue``
+    #: span); None: tracing was off
+    traceparent: str | None = None
 
 
 def _call(row: Any) -> QueuedCall:
@@ -81,6 +84,7 @@ def _call(row: Any) -> QueuedCall:
         max_attempts=row["max_attempts"],
         lease=row["lease"],
         version=row["version"],
+        traceparent=row["traceparent"],
     )
 
 
@@ -126,8 +130,9 @@ class QueueRepository:
                     )
             await conn.execute(
                 "INSERT INTO invocation_queue"
-                " (id, namespace, function, method, path, headers, body, max_attempts, version)"
-                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                " (id, namespace, function, method, path, headers, body, max_attempts, version,"
+                " traceparent)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 call.id,
                 call.namespace,
                 call.function,
@@ -137,6 +142,7 @@ class QueueRepository:
                 call.body,
                 call.max_attempts,
                 call.version,
+                call.traceparent,
             )
 
     async def pending(self, namespace: str) -> int:

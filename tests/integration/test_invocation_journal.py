@@ -23,18 +23,21 @@ pytestmark = pytest.mark.integration
 
 
 def _record(i: int) -> InvocationRecord:
+    session = i % 7 == 0  # a WebSocket session: its messages each way
     return InvocationRecord(
         id=uuid.uuid4(),
         tenant="acme",
         namespace="sless-acme",
         function=f"f{i % 3}",
-        status=200,
+        status=101 if session else 200,
         duration_ms=1.5,
         request_bytes=3,
         response_bytes=4,
         started_at=datetime.now(UTC),
         error=None if i % 2 else "boom",
         trigger="cron:nightly" if i % 5 == 0 else None,
+        request_messages=i if session else None,
+        response_messages=i + 1 if session else None,
     )
 
 
@@ -67,6 +70,8 @@ def test_records_of_a_crashed_process_are_replayed_once(database_url: str, tmp_p
                 assert row["error"] == record.error
                 assert row["trigger"] == record.trigger
                 assert row["started_at"] == record.started_at
+                assert row["request_messages"] == record.request_messages
+                assert row["response_messages"] == record.response_messages
             assert list(journal_dir.glob("*.jsonl")) == [], "replayed segments stay"
 
             # the same journal replayed again (a crash during replay): no duplicates

@@ -8,18 +8,17 @@ exports to it because ``settings.otel.exporter_otlp_endpoint`` names it, as
 
 from __future__ import annotations
 
-import http.server
-import threading
+import json
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from websockets.sync.client import connect
 
+from sless.backends import parse_traceparent
 from sless.config import Settings
-from sless.gateway.tracing import parse_traceparent
-from tests.conftest import RunningGateway, free_port
+from tests.conftest import RunningGateway
+from tests.integration.otlp import Receiver, attributes
 from tests.support import deploy, wait_for
 
 pytestmark = pytest.mark.integration
@@ -30,49 +29,19 @@ TRACED = {
         "def handle(event, context):\n"
         "    return {'trace_id': context.trace_id, 'traceparent': context.traceparent,\n"
         "            'header': event['headers'].get('traceparent'),\n"
-        "            'tracestate': event['headers'].get('tracestate')}\n"
+        "            'tracestate': event['headers'].get('tracestate'),\n"
+        "            'baggage': event['headers'].get('baggage')}\n"
     )
 }
 TRACED_NODE = {
     "handler.js": (
         "exports.handle = async (event, context) => ({trace_id: context.trace_id,\n"
         "  traceparent: context.traceparent, header: event.headers.traceparent || null,\n"
-        "  tracestate: event.headers.tracestate || null});\n"
+        "  tracestate: event.headers.tracestate || null,\n"
+        "  baggage: event.headers.baggage || null});\n"
     )
 }
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-
-class Receiver:
-    """OTLP/HTTP on loopback: keeps the spans of every export request it is sent."""
-
-    def __init__(self) -> None:
-        self.spans: list[Any] = []
-        receiver = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["content-length"]))
-                request = ExportTraceServiceRequest()
-                request.ParseFromString(body)
-                for resource_spans in request.resource_spans:
-                    for scope_spans in resource_spans.scope_spans:
-                        receiver.spans.extend(scope_spans.spans)
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
-                self.send_header("content-length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.port = free_port()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def of_trace(self, trace_id: str) -> dict[str, Any]:
-        return {s.name: s for s in self.spans if s.trace_id.hex() == trace_id}
 
 
 @pytest.fixture
@@ -93,14 +62,6 @@ def _flush(gateway: RunningGateway) -> None:
     assert processor.force_flush()
 
 
-def _attributes(span: Any) -> dict[str, Any]:
-    out = {}
-    for kv in span.attributes:
-        value = kv.value
-        out[kv.key] = value.string_value or value.int_value
-    return out
-
-
 @pytest.mark.parametrize(("files", "runtime"), [(TRACED, "python3.11"), (TRACED_NODE, "nodejs20")])
 def test_a_cold_call_continues_the_callers_trace_and_reaches_the_handler(
     gateway: RunningGateway, receiver: Receiver, files: dict[str, str], runtime: str
@@ -111,7 +72,7 @@ def test_a_cold_call_continues_the_callers_trace_and_reaches_the_handler(
     assert backend.pool(NS, "traced") is None or backend.pool(NS, "traced").size == 0
     response = httpx.get(
         f"{gateway.url}/fn/{NS}/traced",
-        headers={"traceparent": CALLER, "tracestate": "vendor=secret"},
+        headers={"traceparent": CALLER, "tracestate": "vendor=secret", "baggage": "user=alice"},
         timeout=120,
     )
     assert response.status_code == 200
@@ -125,6 +86,7 @@ def test_a_cold_call_continues_the_callers_trace_and_reaches_the_handler(
     assert seen["header"] == seen["traceparent"]
     assert call_span != "00f067aa0ba902b7"
     assert seen["tracestate"] is None  # the caller's vendor state is not ours to pass on
+    assert seen["baggage"] is None  # nor its baggage: the function may be another tenant's
 
     _flush(gateway)
     spans = wait_for("the spans", lambda: receiver.of_trace(trace_id).get("sless.record"))
@@ -141,9 +103,9 @@ def test_a_cold_call_continues_the_callers_trace_and_reaches_the_handler(
     assert cold.end_time_unix_nano <= call.end_time_unix_nano <= invoke.end_time_unix_nano
     # every span names its owner, and nothing else's
     for span in spans.values():
-        assert _attributes(span)["sless.namespace"] == NS
-    assert _attributes(invoke)["http.response.status_code"] == 200
-    assert _attributes(invoke)["sless.invocation_id"] == response.headers["x-sless-invocation-id"]
+        assert attributes(span)["sless.namespace"] == NS
+    assert attributes(invoke)["http.response.status_code"] == 200
+    assert attributes(invoke)["sless.invocation_id"] == response.headers["x-sless-invocation-id"]
 
     # a warm call: no cold start span, a new trace without a (valid) traceparent
     warm = httpx.get(
@@ -191,3 +153,61 @@ def test_with_tracing_off_the_callers_context_passes_as_it_is(
     assert seen["traceparent"] == CALLER
     assert gateway.app.api.state.platform.tracing.processor is None  # type: ignore[attr-defined]
     assert receiver.spans == []
+
+
+WS_TRACED = {
+    "handler.py": (
+        "import json\n"
+        "async def handle(event, context):\n"
+        "    h = event['headers']\n"
+        "    await context.websocket.send(json.dumps([context.trace_id, context.traceparent,\n"
+        "        h.get('traceparent'), h.get('tracestate'), h.get('baggage')]))\n"
+    )
+}
+
+
+def test_a_websocket_session_gets_the_gateways_context_not_the_callers(
+    gateway: RunningGateway, receiver: Receiver
+) -> None:
+    """The caller's tracestate and baggage never reach a session's handler; its
+    traceparent is the gateway's, in the caller's trace."""
+    acme = gateway.tenant("acme")
+    deploy(acme, NS, "ws", WS_TRACED, {"websocket": True, "timeout_s": 60})
+    url = gateway.url.replace("http://", "ws://") + f"/fn/{NS}/ws"
+    sent = {"traceparent": CALLER, "tracestate": "vendor=secret", "baggage": "user=alice"}
+    with connect(url, open_timeout=60, additional_headers=sent) as ws:
+        trace_id, traceparent, header, tracestate, baggage = json.loads(ws.recv(timeout=60))
+    assert trace_id == CALLER[3:35]
+    assert header == traceparent
+    parsed = parse_traceparent(traceparent)
+    assert parsed is not None
+    assert parsed[1] != CALLER[36:52], "the parent is the gateway's, not the caller's span"
+    assert (tracestate, baggage) == (None, None)
+
+
+def test_no_span_holds_anything_of_the_request(gateway: RunningGateway, receiver: Receiver) -> None:
+    """A span names its call (owner, ids, status, sizes), never what the caller sent: no
+    header, query, body or trace state of the request ends up in the operator's backend,
+    where other tenants' spans are too."""
+    acme = gateway.tenant("acme")
+    deploy(acme, NS, "traced", TRACED)
+    secrets = ["QSECRET", "HSECRET", "BSECRET", "TSECRET", "GSECRET", "PSECRET"]
+    seen = httpx.post(
+        f"{gateway.url}/fn/{NS}/traced/PSECRET?token=QSECRET",
+        headers={
+            "traceparent": CALLER,
+            "x-api-key": "HSECRET",
+            "tracestate": "vendor=TSECRET",
+            "baggage": "user=GSECRET",
+        },
+        content=b"BSECRET",
+        timeout=120,
+    ).json()
+    _flush(gateway)
+    wait_for("the spans", lambda: receiver.of_trace(seen["trace_id"]).get("sless.record"))
+    spans = receiver.all_of_trace(seen["trace_id"])
+    assert {s.name for s in spans} >= {"sless.invoke", "sless.call", "sless.record"}
+    for span in spans:
+        text = str(span)  # every field of the span as the receiver decoded it
+        for secret in secrets:
+            assert secret not in text, (span.name, secret)

@@ -55,6 +55,16 @@ SILENT = {
         "        pass\n"
     )
 }
+#: answers each message twice, and says nothing first
+TWICE = {
+    "handler.py": (
+        "async def handle(event, context):\n"
+        "    ws = context.websocket\n"
+        "    while (message := await ws.receive()) is not None:\n"
+        "        await ws.send(message)\n"
+        "        await ws.send(message)\n"
+    )
+}
 SYNC = {"handler.py": "def handle(event, context):\n    return 'sync'\n"}
 FAILING = {
     "handler.py": (
@@ -116,8 +126,30 @@ def test_echo_both_ways_and_the_record(
     assert record["status"] == 101
     assert record["request_bytes"] == len("text message") + 8
     assert record["response_bytes"] == len("hello /room/1") + len("text message") + 8
-    # the same function still answers plain HTTP calls
-    assert httpx.get(f"{gateway.url}/fn/{NS}/echo", timeout=60).json() == "plain http"
+    # the messages each way: two from the caller, three from the function
+    assert (record["request_messages"], record["response_messages"]) == (2, 3)
+    # the same function still answers plain HTTP calls; their records count no messages
+    plain = httpx.get(f"{gateway.url}/fn/{NS}/echo", timeout=60)
+    assert plain.json() == "plain http"
+    record = _record(acme, "echo", plain.headers["x-sless-invocation-id"])
+    assert (record["request_messages"], record["response_messages"]) == (None, None)
+
+
+def test_the_record_counts_the_messages_each_way(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    """N messages sent, M = 2N received: the stored record says N and M."""
+    deploy(acme, NS, "twice", TWICE, {"websocket": True, "timeout_s": 60})
+    sent = 7
+    with connect(_ws_url(gateway, "twice"), open_timeout=60) as ws:
+        invocation_id = ws.response.headers["x-sless-invocation-id"]
+        for i in range(sent):
+            ws.send(f"m{i}" if i % 2 else f"m{i}".encode())
+            assert ws.recv(timeout=60) == ws.recv(timeout=60)
+    record = _record(acme, "twice", invocation_id)
+    assert (record["request_messages"], record["response_messages"]) == (sent, 2 * sent)
+    assert record["request_bytes"] == sum(len(f"m{i}") for i in range(sent))
+    assert record["response_bytes"] == 2 * record["request_bytes"]
 
 
 def test_a_function_without_websocket_true_refuses_the_upgrade(
@@ -163,20 +195,26 @@ def test_an_oversized_message_closes_the_session_with_1009(
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1009
     invocation_id = ws.response.headers["x-sless-invocation-id"]
-    assert _record(acme, "echo", invocation_id)["error"] == "message_too_large"
+    record = _record(acme, "echo", invocation_id)
+    assert record["error"] == "message_too_large"
+    # the oversized message was not relayed: only the function's greeting counts
+    assert (record["request_messages"], record["response_messages"]) == (0, 1)
 
 
 def test_the_idle_limit_closes_the_session(gateway: RunningGateway, acme: httpx.Client) -> None:
     deploy(acme, NS, "silent", SILENT, {"websocket": True, "timeout_s": 120})
-    with (
-        connect(_ws_url(gateway, "silent"), open_timeout=60) as ws,
-        pytest.raises(ConnectionClosed) as closed,
-    ):
-        ws.recv(timeout=60)  # nothing comes: the gateway ends it after IDLE_S
+    with connect(_ws_url(gateway, "silent"), open_timeout=60) as ws:
+        for _ in range(3):
+            ws.send("unanswered")
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=60)  # nothing comes: the gateway ends it after IDLE_S
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1001
     invocation_id = ws.response.headers["x-sless-invocation-id"]
-    assert _record(acme, "silent", invocation_id)["error"] == "idle"
+    record = _record(acme, "silent", invocation_id)
+    assert record["error"] == "idle"
+    # a session a limit ended still counts what went through
+    assert (record["request_messages"], record["response_messages"]) == (3, 0)
 
 
 def test_the_slot_comes_back_after_the_session(gateway: RunningGateway, acme: httpx.Client) -> None:

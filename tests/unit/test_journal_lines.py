@@ -46,6 +46,8 @@ def _record(**changes: object) -> InvocationRecord:
         _record(
             status=502, error="bad_gateway", reason="worker killed: out of memory (128 MiB limit)"
         ),
+        _record(status=101, request_messages=3, response_messages=2**40),
+        _record(status=101, error="idle", request_messages=0, response_messages=0),
     ],
 )
 def test_a_journal_line_reads_back_as_the_record(record: InvocationRecord) -> None:
@@ -88,9 +90,20 @@ def test_a_line_of_the_wrong_length_is_refused() -> None:
 
 
 def test_lines_written_before_reasons_are_read() -> None:
-    """A line of the version before ``reason`` (one value fewer) reads back without one."""
+    """A line of the version before ``reason`` (three values fewer: no reason, no
+    messages) reads back without them."""
     record = _record(error="timeout", trigger="http", version="v2")
-    line = json.loads(record.journal_line())[:-1]
+    line = json.loads(record.journal_line())[:-3]
     assert InvocationRecord.from_journal(line) == record
+    with pytest.raises(ValueError, match="values"):
+        InvocationRecord.from_journal(line[:-1])
+
+
+def test_lines_written_before_session_messages_are_read() -> None:
+    """A line of the version before the messages of a session (two values fewer) reads
+    back without them; a line cut in between is refused."""
+    record = _record(status=502, error="timeout", reason="timed out after 30 s")
+    line = json.loads(record.journal_line())
+    assert InvocationRecord.from_journal(line[:-2]) == record
     with pytest.raises(ValueError, match="values"):
         InvocationRecord.from_journal(line[:-1])

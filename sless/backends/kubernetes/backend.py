@@ -325,7 +325,7 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
         current = version is None or version == spec.version
         key = (namespace, name)
         pool: EndpointPool | None
-        #: the call waited for a pod to start (a cold start: sless.gateway.tracing)
+        #: the call waited for a pod to start (a cold start: sless.backends.tracing)
         cold = False
         if version is None or current:
             if key not in self._pools:  # scaled to zero (or starting): wake it, hold the call

@@ -143,7 +143,13 @@ async def get_invocations(
     status: Annotated[StatusClass | None, Query(description="status class")] = None,
     state: Annotated[AsyncState | None, Query(description="async calls in this state")] = None,
 ) -> dict[str, Any]:
-    """Newest first, by ``(started_at, id)``: a keyset page. No ``total`` (not cheap)."""
+    """Newest first, by ``(started_at, id)``: a keyset page. No ``total`` (not cheap).
+
+    Each record: ``id``, ``tenant``, ``namespace``, ``function``, ``version``,
+    ``trigger``, ``status``, ``error``, ``reason``, ``started_at``, ``duration_ms``,
+    ``request_bytes``, ``response_bytes``, and for a WebSocket session (status 101)
+    ``request_messages`` and ``response_messages``, its messages each way (null for any
+    other call)."""
     if function is not None:
         check_path_name(function)
     since, until = _aware(since), _aware(until)

@@ -1,4 +1,7 @@
-"""W3C trace context for every call of ``/fn/...``, and its spans over OTLP when asked.
+"""W3C trace context for every call of a function, and its spans over OTLP when asked.
+
+It lives with the backends because both the gateway (``/fn/...``) and ``sless.events``
+(queued calls, cron ticks, job runs) trace the calls they make.
 
 Every call starts a trace, or continues the caller's when it sends a valid
 ``traceparent`` (W3C Trace Context level 1: ``00-<32 hex>-<16 hex>-<2 hex>``, neither id
@@ -14,12 +17,20 @@ then, when the call has ended, the call's spans are built as the OpenTelemetry S
 processor (a ``BatchSpanProcessor`` in front of the OTLP/HTTP exporter). The spans are
 ``sless.invoke`` (server) with ``sless.auth``, ``sless.route``, ``sless.call`` (client;
 the function's spans are its children) holding ``sless.cold_start`` when the call waited
-for a worker or a pod to start, and ``sless.record``.
+for a worker or a pod to start, and ``sless.record``. A call queued by ``/fn/...``
+(``X-Sless-Async``) has ``sless.enqueue`` (producer) instead of ``sless.call``: its
+``traceparent`` is stored with the queued call, and each attempt of it is a
+``sless.invoke`` (consumer) whose parent is that span, with its own ``sless.call``. A cron
+tick or a job run starts a trace of its own (``Tracing.begin_background``).
 
 **Tenants see only their own spans**: every span carries the owning namespace
 (``sless.namespace``) and nothing of another call; a backend that serves tenants filters
 on it. A caller can join a call to a trace it names (that is what ``traceparent`` is for),
-but learns nothing from it: no span is ever returned to a caller.
+but learns nothing from it: no span is ever returned to a caller. The caller's
+``tracestate`` and ``baggage`` (vendor state and key-values of the caller's own system) are
+dropped with its ``traceparent``: the gateway's context replaces them, on every path
+(``/fn/...``, WebSocket sessions, queued calls), so nothing a caller put there reaches the
+function it calls, which may be another tenant's.
 """
 
 from __future__ import annotations
@@ -75,7 +86,7 @@ class CallTrace:
         #: the caller sent trace context of its own (to be replaced, never passed on)
         self.caller_context = False
         for key, value in headers:
-            if key == b"traceparent" or key == b"tracestate":
+            if key == b"traceparent" or key == b"tracestate" or key == b"baggage":
                 self.caller_context = True
                 if key == b"traceparent" and incoming is None:
                     incoming = parse_traceparent(value.decode("latin-1").strip().lower())
@@ -138,11 +149,22 @@ class Tracing:
             return None
         return CallTrace(headers, recording=self.processor is not None)
 
-    def end(self, trace: CallTrace, attributes: dict[str, Any]) -> None:
-        """The call has ended: its spans to the processor, if there is one."""
+    def begin_background(self, traceparent: str | None = None) -> CallTrace | None:
+        """The trace of a call made without a caller waiting: an attempt of a queued call
+        continues ``traceparent`` (stored when it was queued), a cron tick or a job run
+        (None) starts a trace of its own."""
+        if not self.enabled:
+            return None
+        headers = [(b"traceparent", traceparent.encode("latin-1"))] if traceparent else []
+        return CallTrace(headers, recording=self.processor is not None)
+
+    def end(self, trace: CallTrace, attributes: dict[str, Any], *, kind: str = "server") -> None:
+        """The call has ended: its spans to the processor, if there is one. ``kind``: that
+        of its ``sless.invoke`` span (``server``, ``consumer`` for an attempt of a queued
+        call, ``internal`` for a tick or a run)."""
         if self.processor is None or not trace.recording:
             return
-        for span in _spans(trace, attributes, self.service):
+        for span in _spans(trace, attributes, self.service, kind):
             self.processor.on_end(span)
 
     def shutdown(self) -> None:
@@ -150,7 +172,7 @@ class Tracing:
             self.processor.shutdown()
 
 
-def _spans(trace: CallTrace, attributes: dict[str, Any], service: str) -> list[Any]:
+def _spans(trace: CallTrace, attributes: dict[str, Any], service: str, root_kind: str) -> list[Any]:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
@@ -172,7 +194,7 @@ def _spans(trace: CallTrace, attributes: dict[str, Any], service: str) -> list[A
             parent=context(trace.parent_id, remote=True) if trace.parent_id else None,
             resource=resource,
             attributes=attributes,
-            kind=SpanKind.SERVER,
+            kind=SpanKind[root_kind.upper()],
             start_time=trace.started,
             end_time=time.time_ns(),
             status=Status(StatusCode.ERROR if status >= 500 else StatusCode.UNSET),
@@ -181,6 +203,9 @@ def _spans(trace: CallTrace, attributes: dict[str, Any], service: str) -> list[A
     for name, start, end, extra in trace.marks:
         if name == "sless.call":
             own, parent, kind = context(trace.call_id), root, SpanKind.CLIENT
+        elif name == "sless.enqueue":
+            # the queued call's attempts are its children (their parent is ``traceparent``)
+            own, parent, kind = context(trace.call_id), root, SpanKind.PRODUCER
         elif name == "sless.cold_start":
             own, parent, kind = context(_span_id()), context(trace.call_id), SpanKind.INTERNAL
         else:
