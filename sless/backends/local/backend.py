@@ -225,8 +225,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         await asyncio.gather(*(pool.close(grace) for pool in pools))
         self._pools.clear()
         self._version_pools.clear()
-        # the pools a new version replaced, still draining: their workers must not outlive
-        # the loop (their processes and pipes would be left to a closed loop)
+        # pools a new version replaced, still draining: no worker outlives the loop
         await asyncio.gather(*self._draining, return_exceptions=True)
         if self.launcher.prestart is not None:
             await self.launcher.prestart.close()
