@@ -137,6 +137,7 @@ class DevServing:
                 # the caps the function meets deployed (one function: its own cap binds)
                 caps=self.tunnel_caps,
                 tenant=NAMESPACE,
+                private_allowed=self.settings.egress.private_allowed,
             )
             await proxy.start()
             if self.host_ids is not None:

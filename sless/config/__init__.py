@@ -12,7 +12,8 @@ without leaking them.
 
 One module per group of concerns: ``storage`` (PostgreSQL, blobs, secret keys),
 ``gateway`` (HTTP server, limits and quotas), ``access`` (admin and metrics tokens, auth
-providers), ``validation``, ``embedded`` (sandbox, builds, events), ``kubernetes``, and
+providers), ``validation``, ``egress`` (what tenant egress may reach, both modes), ``embedded``
+(sandbox, builds, events), ``kubernetes``, and
 ``settings`` (the root ``Settings`` and the environment aliases). Import them from here.
 """
 
@@ -28,6 +29,7 @@ from sless.config.access import (
     MetricsSettings,
     check_configured_token,
 )
+from sless.config.egress import EgressSettings
 from sless.config.embedded import BuildSettings, EventsSettings, SandboxSettings
 from sless.config.gateway import GatewaySettings, LimitsSettings
 from sless.config.kubernetes import KubernetesSettings, TenantPlan
@@ -46,6 +48,7 @@ __all__ = [
     "AuthSettings",
     "BuildSettings",
     "DatabaseSettings",
+    "EgressSettings",
     "EventsSettings",
     "GatewaySettings",
     "KubernetesSettings",

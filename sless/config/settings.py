@@ -14,6 +14,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sless.config.access import AdminSettings, AuthSettings, MetricsSettings
+from sless.config.egress import EgressSettings
 from sless.config.embedded import BuildSettings, EventsSettings, SandboxSettings
 from sless.config.gateway import GatewaySettings, LimitsSettings, OtelSettings
 from sless.config.kubernetes import KubernetesSettings
@@ -94,6 +95,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    egress: EgressSettings = Field(default_factory=EgressSettings)
     build: BuildSettings = Field(default_factory=BuildSettings)
     events: EventsSettings = Field(default_factory=EventsSettings)
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)

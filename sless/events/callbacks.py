@@ -40,6 +40,7 @@ import json
 import logging
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +51,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from sless.backends import Backend
 from sless.errors import NotFound
-from sless.models import FunctionSpec
+from sless.models import FunctionSpec, IPNetwork
 from sless.sandbox import EgressRule, resolve_allowed
 from sless.store import SecretRepository
 
@@ -154,7 +155,10 @@ class CallbackSender:
         retry_max_s: float,
         attempts: int = ATTEMPTS,
         timeout_s: float = TIMEOUT_S,
+        private_allowed: Sequence[IPNetwork] = (),
     ) -> None:
+        #: the private ranges the provider allows tenant egress (SLESS_EGRESS_PRIVATE_ALLOWED)
+        self.private_allowed = tuple(private_allowed)
         self.backend = backend
         self.secrets = secrets
         self.retry_base_s = retry_base_s
@@ -181,7 +185,7 @@ class CallbackSender:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         where = f"{host[:100]}:{port}"
         rules = [EgressRule.parse(rule) for rule in spec.egress]
-        address = await resolve_allowed(host, port, rules)
+        address = await resolve_allowed(host, port, rules, self.private_allowed)
         if address is None:
             log.info("callback of %s/%s to %s refused by the egress rules", *_key(document), where)
             return _outcome(

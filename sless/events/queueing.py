@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,6 +38,7 @@ from sless.config import EventsSettings
 from sless.events.callbacks import CallbackSender, callback_document
 from sless.events.calling import invoke, outcome_record
 from sless.events.polling import PollingWorker
+from sless.models import IPNetwork
 from sless.store import (
     INTERRUPTED,
     TRANSIENT_DB_ERRORS,
@@ -62,6 +64,7 @@ class InvocationQueue(PollingWorker):
         *,
         recover_at_start: bool = False,
         tracing: Tracing | None = None,
+        private_allowed: Sequence[IPNetwork] = (),
     ) -> None:
         super().__init__(settings.poll_interval_s)
         #: each attempt continues the trace stored with its call (sless.backends.tracing)
@@ -77,6 +80,7 @@ class InvocationQueue(PollingWorker):
             secrets,
             retry_base_s=settings.retry_base_s,
             retry_max_s=settings.retry_max_s,
+            private_allowed=private_allowed,
         )
         self._calling_back: set[asyncio.Task[None]] = set()
 

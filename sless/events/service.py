@@ -51,7 +51,13 @@ class Events:
         # data directory this process holds locked): every call or tick left running is a
         # crashed predecessor's, taken over at start instead of after its lease
         self.queue = InvocationQueue(
-            settings.events, backend, queue, secrets, recover_at_start=sole_user, tracing=tracing
+            settings.events,
+            backend,
+            queue,
+            secrets,
+            recover_at_start=sole_user,
+            tracing=tracing,
+            private_allowed=settings.egress.private_allowed,
         )
         self.scheduler: CronScheduler | None = None
         self.runner: JobRunner | None = None

@@ -8,10 +8,11 @@ gateway builds it once at start-up (``Platform.start``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sless.backends import Backend
+from sless.models import EgressReach
 from sless.store import (
     BlobStore,
     CodeGate,
@@ -41,6 +42,9 @@ class FunctionServices:
     secrets: SecretRepository
     #: told of each upload's report (``cached``: remembered, not made now), for metrics
     on_validated: Callable[[Report, bool], None]
+    #: the provider's rule over every egress allowlist (``SLESS_EGRESS_PRIVATE_ALLOWED``):
+    #: a rule that names only refused addresses is refused when the spec is put
+    reach: EgressReach = field(default_factory=EgressReach)
 
     @property
     def gate(self) -> CodeGate:

@@ -1,13 +1,16 @@
 """Putting a function's spec (created, or replaced under a new version when what runs
 changed) and deleting a function.
 
-The spec names only secrets that exist (in the caller's namespace); the count, the check
-and the write happen as the tenant's only writer (``Quotas.guard``), so concurrent creates
-cannot all see the last free slot, and of two racing writers with a precondition one sees
-the other's write. A traffic split names versions that exist and may serve (the code gate
-decides, ``versioning.servable``); a change of what runs (anything but ``traffic``) of a
-function that has code makes a new version of the same code with its review state
-(``versioning.version_for_put``), then old versions are pruned.
+An egress rule naming only addresses the provider refuses (a private range it does not
+allow, loopback, metadata: ``sless.models.reach``) is refused with the rule and the
+setting that would allow it. The spec names only secrets that exist (in the caller's
+namespace); the count, the check and the write happen as the tenant's only writer
+(``Quotas.guard``), so concurrent creates cannot all see the last free slot, and of two
+racing writers with a precondition one sees the other's write. A traffic split names
+versions that exist and may serve (the code gate decides, ``versioning.servable``); a
+change of what runs (anything but ``traffic``) of a function that has code makes a new
+version of the same code with its review state (``versioning.version_for_put``), then old
+versions are pruned.
 
 Every entry point that writes a spec (today the gateway's ``PUT .../functions/{name}``)
 calls :func:`put`, and one that deletes a function :func:`delete`; parsing the body and
@@ -16,13 +19,14 @@ the HTTP answer stay in the router.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from sless.errors import Invalid
 from sless.functions import versioning
 from sless.functions.services import FunctionServices, Precondition
-from sless.models import Function, FunctionSpec
+from sless.models import EgressReach, Function, FunctionSpec
 from sless.tenancy import Principal
 
 
@@ -44,6 +48,7 @@ async def put(
 ) -> Put:
     """Create or replace the spec of ``ns/name``; ``on_traffic_change`` is told the audit
     detail of a changed traffic split (before the write: a failed write is audited too)."""
+    _check_egress_reach(spec, services.reach)
     missing = await services.secrets.missing(ns, spec.secret_names())
     if missing:
         # a name only (no value exists to leak); always looked up in the caller's namespace
@@ -65,6 +70,21 @@ async def put(
         if existing is not None and function.spec.version != existing.spec.version:
             await versioning.prune(services, ns, name, function.spec, existing.status.version)
     return Put(function=function, created=existing is None)
+
+
+def _check_egress_reach(spec: FunctionSpec, reach: EgressReach) -> None:
+    """An egress rule whose address or CIDR lies wholly in a range the provider refuses
+    (``sless.models.reach``) could never be used: refused now, with the rule that refuses
+    it. A name is checked when it is resolved (the egress proxy, callbacks)."""
+    for rule in spec.egress:
+        host = rule.rpartition(":")[0].strip("[]")
+        try:
+            network = ipaddress.ip_network(host, strict=False)
+        except ValueError:
+            continue  # a host name
+        reason = reach.network_refusal(network)
+        if reason is not None:
+            raise Invalid(f"egress rule {rule[:80]!r} is refused: {reason}")
 
 
 async def delete(

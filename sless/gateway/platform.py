@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -16,6 +16,7 @@ from sless.gateway.idempotency import Idempotency
 from sless.gateway.metrics import GatewayMetrics
 from sless.gateway.paging import Cursors, Pagers
 from sless.gateway.quota_usage import QuotaUsage
+from sless.models import EgressReach, IPNetwork
 from sless.store import (
     AuditRepository,
     BlobStore,
@@ -63,6 +64,7 @@ def _function_services(
     validator: Validator,
     metrics: GatewayMetrics,
     secrets: SecretRepository,
+    private_allowed: Sequence[IPNetwork],
 ) -> FunctionServices:
     return FunctionServices(
         backend=backend,
@@ -73,6 +75,7 @@ def _function_services(
         reviews=ReviewRepository(db),
         secrets=secrets,
         on_validated=lambda report, cached: metrics.record_validation(report, cached=cached),
+        reach=EgressReach(tuple(private_allowed)),
     )
 
 
@@ -206,7 +209,16 @@ class Platform:
             secrets=secrets,
             metrics=metrics,
             versions=versions,
-            functions=_function_services(db, tenancy, backend, blobs, validator, metrics, secrets),
+            functions=_function_services(
+                db,
+                tenancy,
+                backend,
+                blobs,
+                validator,
+                metrics,
+                secrets,
+                settings.egress.private_allowed,
+            ),
             history=InvocationHistory(db),
             audit=AuditRepository(db),
             pagers=Pagers(cursors),

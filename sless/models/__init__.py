@@ -5,7 +5,8 @@ the custom resources, whose OpenAPI schemas are generated from these classes. No
 does I/O.
 
 One module per kind of object: ``names`` (the naming rules all of them share),
-``functions``, ``triggers``, ``jobs``, and ``resources`` (what only the custom resources
+``functions``, ``triggers``, ``jobs``, ``reach`` (where tenant egress may never go), and
+``resources`` (what only the custom resources
 carry). Import them from here.
 """
 
@@ -48,6 +49,7 @@ from sless.models.names import (
     tenant_of,
     version_number,
 )
+from sless.models.reach import PRIVATE_SETTING, EgressReach, IPAddress, IPNetwork
 from sless.models.resources import (
     Condition,
     FunctionCRStatus,
@@ -64,10 +66,12 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "MAX_TENANT_NAME_LENGTH",
     "MAX_TRAFFIC_TARGETS",
+    "PRIVATE_SETTING",
     "AmqpName",
     "AuthMode",
     "CodeRef",
     "Condition",
+    "EgressReach",
     "Function",
     "FunctionCRStatus",
     "FunctionJob",
@@ -76,6 +80,8 @@ __all__ = [
     "FunctionSpec",
     "FunctionStatus",
     "FunctionVersion",
+    "IPAddress",
+    "IPNetwork",
     "Interface",
     "JobPhase",
     "JobSpec",

@@ -9,9 +9,13 @@ finds no route at all.
 
 The proxy accepts ``CONNECT host:port`` (TLS tunnels) and absolute-form plain HTTP
 requests, and only to destinations the allowlist names (``host:port`` exactly, or an IP
-inside ``CIDR:port``). Whatever the allowlist says, it never connects to loopback,
-link-local (the cloud metadata service, 169.254.169.254 and fd00:ec2::254), multicast or
-unspecified addresses: names are resolved here, every resolved address is checked, and
+inside ``CIDR:port``). Whatever the allowlist says, it never connects where the provider's
+rule refuses (``sless.models.reach``): loopback, link-local (the cloud metadata service,
+169.254.169.254 and fd00:ec2::254), multicast or unspecified addresses; private, shared
+and reserved ranges unless the provider allows them (``SLESS_EGRESS_PRIVATE_ALLOWED``);
+and the addresses of the gateway machine's own interfaces (read from ``/proc/net``, in the
+gateway's network namespace, for a few seconds at a time), where its database, broker and
+admin ports may listen. Names are resolved here, every resolved address is checked, and
 the connection goes to the address that was checked (no DNS rebinding between check and
 connect). See OWASP's SSRF prevention cheat sheet for the address classes.
 
@@ -24,13 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import logging
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sless.models.reach import EgressReach, IPAddress, IPNetwork
 from sless.sandbox.tunnels import Slot, TunnelCaps
 
 log = logging.getLogger(__name__)
@@ -43,25 +50,9 @@ _IDLE_TIMEOUT_S = 300.0
 #: how long a refused connection may take to send its request head before it reads 429
 _REFUSED_HEAD_TIMEOUT_S = 1.0
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-#: never reachable, whatever the allowlist says
-_FORBIDDEN = [
-    ipaddress.ip_network(n)
-    for n in (
-        "0.0.0.0/8",
-        "127.0.0.0/8",
-        "169.254.0.0/16",
-        "224.0.0.0/4",
-        "255.255.255.255/32",
-        "::/128",
-        "::1/128",
-        "fe80::/10",
-        "ff00::/8",
-        "fd00:ec2::254/128",
-    )
-]
+#: how long the machine's own addresses are trusted before they are read again
+_OWN_TTL_S = 5.0
+_own_cache: tuple[float, frozenset[IPAddress]] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,23 +71,28 @@ class EgressRule:
             return cls(port=int(port), host=host.rstrip("."))
 
 
-def forbidden(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return any(address in network for network in _FORBIDDEN)
+def forbidden(address: IPAddress, reach: EgressReach | None = None) -> bool:
+    """Refused whatever the allowlist says (``reach``: the provider's rule; by default no
+    private range allowed and no own address known)."""
+    return (reach or EgressReach()).refusal(address) is not None
 
 
 def allowed(
-    host: str, port: int, addresses: Sequence[IPAddress], rules: Sequence[EgressRule]
+    host: str,
+    port: int,
+    addresses: Sequence[IPAddress],
+    rules: Sequence[EgressRule],
+    reach: EgressReach | None = None,
 ) -> IPAddress | None:
     """The address to connect to, or None when the destination is not allowed.
 
-    ``addresses`` are what ``host`` resolved to (or the literal address itself).
+    ``addresses`` are what ``host`` resolved to (or the literal address itself); ``reach``
+    is the provider's rule over every allowlist (``sless.models.reach``).
     """
     host = _normal(host)
-    usable = [a for a in addresses if not forbidden(a)]
+    usable = [a for a in addresses if not forbidden(a, reach)]
     if not usable or len(usable) != len(addresses):
-        # a name that resolves to a forbidden address is refused outright
+        # a name that resolves to a refused address is refused outright
         return None
     for rule in rules:
         if rule.port != port:
@@ -110,17 +106,78 @@ def allowed(
     return None
 
 
+def own_addresses() -> frozenset[IPAddress]:
+    """Every address configured on this machine's interfaces (of this network namespace),
+    read again after a few seconds: the ``host LOCAL`` entries of ``/proc/net/fib_trie``
+    and every entry of ``/proc/net/if_inet6``. No subprocess; an unreadable file gives
+    none of its addresses (and is logged)."""
+    global _own_cache
+    now = time.monotonic()
+    if _own_cache is not None and now - _own_cache[0] < _OWN_TTL_S:
+        return _own_cache[1]
+    found: set[IPAddress] = set()
+    try:
+        previous = ""
+        for line in Path("/proc/net/fib_trie").read_text().splitlines():
+            text = line.strip()
+            if text.startswith("|--"):
+                previous = text[3:].strip()
+            elif text.startswith("/32 host LOCAL") and previous:
+                found.add(ipaddress.ip_address(previous))
+    except (OSError, ValueError) as e:
+        log.warning("cannot read this machine's IPv4 addresses: %s", e)
+    try:
+        for line in Path("/proc/net/if_inet6").read_text().splitlines():
+            hexa = line.split()[0] if line.strip() else ""
+            if len(hexa) == 32:
+                found.add(ipaddress.IPv6Address(int(hexa, 16)))
+    except FileNotFoundError:
+        pass  # IPv6 turned off: no IPv6 address to refuse
+    except (OSError, ValueError) as e:
+        log.warning("cannot read this machine's IPv6 addresses: %s", e)
+    addresses = frozenset(found)
+    _own_cache = (now, addresses)
+    return addresses
+
+
+def egress_reach(private_allowed: Sequence[IPNetwork] = ()) -> EgressReach:
+    """The provider's rule with this machine's own addresses as they are now."""
+    return _reach(tuple(private_allowed), own_addresses())
+
+
+@functools.lru_cache(maxsize=32)
+def _reach(private_allowed: tuple[IPNetwork, ...], own: frozenset[IPAddress]) -> EgressReach:
+    return EgressReach(private_allowed, own)
+
+
+def _why_refused(host: str, addresses: Sequence[IPAddress], reach: EgressReach) -> str:
+    """The provider's reason, when it is the provider's rule that refuses: for an address
+    the tenant named, the rule; for a name, only that it resolves to a refused address
+    (never which one: a tenant does not learn what internal names resolve to)."""
+    try:
+        literal = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        refused = any(reach.refusal(a) is not None for a in addresses)
+        return ": it resolves to an address the provider refuses" if refused else ""
+    reason = reach.refusal(literal)
+    return f": {reason}" if reason is not None else ""
+
+
 def _normal(host: str) -> str:
     return host.strip("[]").lower().rstrip(".")
 
 
-async def resolve_allowed(host: str, port: int, rules: Sequence[EgressRule]) -> IPAddress | None:
-    """Resolve ``host`` once and check it as the proxy does: the address to connect to
+async def resolve_allowed(
+    host: str, port: int, rules: Sequence[EgressRule], private_allowed: Sequence[IPNetwork] = ()
+) -> IPAddress | None:
+    """Resolve ``host`` once and check it as the proxy does, under the provider's rule
+    (``private_allowed``, this machine's own addresses): the address to connect to
     (connect to exactly that one: no DNS rebinding), or None when refused.
 
     For connections the gateway makes on a function's behalf (``sless.events.callbacks``).
     """
-    return allowed(host, port, await _resolve(host, port), rules)
+    addresses = await _resolve(host, port)
+    return allowed(host, port, addresses, rules, egress_reach(private_allowed))
 
 
 async def _resolve(host: str, port: int) -> list[IPAddress]:
@@ -148,9 +205,12 @@ class EgressProxy:
         provider: Sequence[tuple[str, int]] = (),
         caps: TunnelCaps | None = None,
         tenant: str = "",
+        private_allowed: Sequence[IPNetwork] = (),
     ) -> None:
         self.socket_path = socket_path
         self.rules = [EgressRule.parse(r) for r in rules]
+        #: the private ranges the provider allows (``SLESS_EGRESS_PRIVATE_ALLOWED``)
+        self.private_allowed = tuple(private_allowed)
         self.name = name
         #: the connections this proxy's tenant and function may hold (None: no cap, the
         #: build proxy, whose installers the platform runs one at a time)
@@ -230,14 +290,16 @@ class EgressProxy:
             return
         port = int(port_text)
         addresses = await _resolve(host, port)
+        reach = egress_reach(self.private_allowed)
         if (_normal(host), port) in self.provider:
             address = addresses[0] if addresses else None
         else:
-            address = allowed(host, port, addresses, self.rules)
+            address = allowed(host, port, addresses, self.rules, reach)
         if address is None:
             self.refused_count += 1
-            log.info("egress of %s to %s:%d refused", self.name, host[:100], port)
-            await self._refuse(writer, 403, f"egress to {host[:100]}:{port} is not allowed")
+            why = _why_refused(host, addresses, reach)
+            log.info("egress of %s to %s:%d refused%s", self.name, host[:100], port, why)
+            await self._refuse(writer, 403, f"egress to {host[:100]}:{port} is not allowed{why}")
             return
         try:
             up_reader, up_writer = await asyncio.wait_for(

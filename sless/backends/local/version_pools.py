@@ -196,6 +196,7 @@ class VersionPools:
                 name=f"{namespace}/{name}",
                 caps=self.tunnel_caps,
                 tenant=namespace,
+                private_allowed=self.settings.egress.private_allowed,
             )
             await proxy.start()
             host_ids = await self.launcher.host_ids(namespace)

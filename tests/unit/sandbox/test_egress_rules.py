@@ -6,7 +6,8 @@ import ipaddress
 
 import pytest
 
-from sless.sandbox.egress import EgressRule, allowed, forbidden
+from sless.models import EgressReach
+from sless.sandbox.egress import EgressRule, allowed, forbidden, own_addresses
 
 ip = ipaddress.ip_address
 
@@ -25,9 +26,37 @@ def test_host_rule_allows_that_host_and_port_only() -> None:
 
 def test_cidr_rule_allows_addresses_inside() -> None:
     r = rules("10.20.0.0/16:5432")
-    assert allowed("db.internal", 5432, [ip("10.20.3.4")], r) == ip("10.20.3.4")
-    assert allowed("10.20.3.4", 5432, [ip("10.20.3.4")], r) is not None
-    assert allowed("10.21.0.1", 5432, [ip("10.21.0.1")], r) is None
+    # the provider allows its tenants' private range
+    reach = EgressReach(private_allowed=(ipaddress.ip_network("10.0.0.0/8"),))
+    assert allowed("db.internal", 5432, [ip("10.20.3.4")], r, reach) == ip("10.20.3.4")
+    assert allowed("10.20.3.4", 5432, [ip("10.20.3.4")], r, reach) is not None
+    assert allowed("10.21.0.1", 5432, [ip("10.21.0.1")], r, reach) is None
+
+
+def test_a_private_range_the_provider_does_not_allow_is_refused_whatever_the_rule() -> None:
+    r = rules("10.20.0.0/16:5432", "db.internal:5432", "0.0.0.0/0:5432")
+    assert allowed("10.20.3.4", 5432, [ip("10.20.3.4")], r) is None
+    # a name the tenant controls, resolving to the provider's network
+    assert allowed("db.internal", 5432, [ip("10.20.3.4")], r) is None
+    assert allowed("db.internal", 5432, [ip("fd12::4")], r) is None
+    # another part of the range than the provider allows
+    reach = EgressReach(private_allowed=(ipaddress.ip_network("10.30.0.0/16"),))
+    assert allowed("10.20.3.4", 5432, [ip("10.20.3.4")], r, reach) is None
+    assert allowed("93.184.216.34", 5432, [ip("93.184.216.34")], r) == ip("93.184.216.34")
+
+
+def test_the_machines_own_address_is_refused_inside_an_allowed_range() -> None:
+    r = rules("10.20.0.0/16:5432")
+    reach = EgressReach(
+        private_allowed=(ipaddress.ip_network("10.20.0.0/16"),), own=frozenset({ip("10.20.0.1")})
+    )
+    assert allowed("10.20.0.1", 5432, [ip("10.20.0.1")], r, reach) is None
+    assert allowed("10.20.0.2", 5432, [ip("10.20.0.2")], r, reach) == ip("10.20.0.2")
+
+
+def test_own_addresses_are_read_from_this_namespace() -> None:
+    # loopback is configured in every network namespace, so it is always among them
+    assert ip("127.0.0.1") in own_addresses()
 
 
 @pytest.mark.parametrize(
