@@ -7,6 +7,7 @@ see each other's rows.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import socket
@@ -92,8 +93,14 @@ def settings(data_dir: Path) -> Settings:
     s.admin.token = None
     s.gateway.port = free_port()
     s.sandbox.idle_timeout_s = 60
+    # the provider allows its tenants the test hosts' networks (tests/netns.py), and no
+    # other private range: tests/security/test_tenant_egress_to_private_network.py
+    s.egress.private_allowed = list(TEST_HOST_NETWORKS)
     return s
 
+
+#: where tests/netns.py's test hosts live: the private ranges the tests' provider allows
+TEST_HOST_NETWORKS = (ipaddress.ip_network("10.251.0.0/16"), ipaddress.ip_network("10.252.0.0/16"))
 
 ADMIN_TOKEN = "sl_a_test-admin-token-" + "x" * 24
 #: the AES-256-GCM key of tenant secrets in tests that share a database across processes

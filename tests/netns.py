@@ -24,7 +24,9 @@ namespace, no traffic targets the near end either:
 
 - nothing listens on it: every server binds the far address inside the namespace
   (``TestHost.listen``; ``netns_host``'s command runs inside it), and no test names
-  ``host_ip`` as a destination (only as the ``ip addr`` of the near end);
+  ``host_ip`` as a destination (only as the ``ip addr`` of the near end), except to ask
+  the egress proxy for it and be refused before any connection: it is an address of the
+  gateway's own machine (``tests/security/test_tenant_egress_to_private_network.py``);
 - the only packets addressed to it are the replies of the namespace's servers to the
   connections the client side opened, and that is enforced: ``_guard`` loads an
   nftables table *inside the namespace* (never in the machine's) whose output chain

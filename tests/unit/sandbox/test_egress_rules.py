@@ -7,7 +7,8 @@ import ipaddress
 import pytest
 
 from sless.models import EgressReach
-from sless.sandbox.egress import EgressRule, allowed, forbidden, own_addresses
+from sless.sandbox import egress
+from sless.sandbox.egress import EgressRule, allowed, forbidden, own_addresses, resolve_allowed
 
 ip = ipaddress.ip_address
 
@@ -87,3 +88,14 @@ def test_a_name_resolving_to_a_forbidden_address_is_refused() -> None:
 
 def test_unresolvable_is_refused() -> None:
     assert allowed("nowhere.example", 443, [], rules("nowhere.example:443")) is None
+
+
+async def test_callbacks_resolve_under_the_providers_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``resolve_allowed`` (the gateway's callbacks) asks the same rule as the proxy."""
+    monkeypatch.setattr(egress, "own_addresses", lambda: frozenset({ip("10.251.41.1")}))
+    everything = rules("0.0.0.0/0:80")
+    assert await resolve_allowed("10.251.41.2", 80, everything) is None
+    allows = [ipaddress.ip_network("10.251.41.0/24")]
+    assert await resolve_allowed("10.251.41.2", 80, everything, allows) == ip("10.251.41.2")
+    # the machine's own address, inside the allowed range: refused still
+    assert await resolve_allowed("10.251.41.1", 80, everything, allows) is None
