@@ -231,7 +231,12 @@ async def _render(
             version=version,
         )
         egress = function_egress_policy(
-            ns, name, spec.egress, await op.api_server_addresses(), version=version
+            ns,
+            name,
+            spec.egress,
+            await op.api_server_addresses(),
+            version=version,
+            private_allowed=op.settings.egress.private_allowed,
         )
     except (EgressRefused, ValueError) as e:
         await fail(op, ns, name, status, "PolicyRefused", str(e), builds=builds)

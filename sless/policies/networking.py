@@ -7,6 +7,14 @@ Kubernetes Hardening Guide ("default deny" and explicit allows), and the cloud m
 advisories (e.g. CVE-2020-8555 class SSRF, AWS IMDS) behind the permanent exceptions for
 169.254.169.254 and fd00:ec2::254.
 
+A tenant writes its allowlist itself, so a rule never opens the provider's own network by
+itself: the ranges ``sless.models.reach`` refuses (loopback, link-local, multicast; the
+private, shared and reserved ranges the provider does not allow with
+``SLESS_EGRESS_PRIVATE_ALLOWED``: its nodes' kubelets, cluster Services, databases) and the
+API server's addresses are the ``except`` entries of each rule's ipBlock, and a rule
+wholly inside one of them is refused. The provider's own build egress is not a tenant's:
+only the metadata and API addresses are excepted there.
+
 ``host:port`` egress rules cannot be expressed: a NetworkPolicy only knows addresses, and
 resolving a name once at reconcile time would pin whatever the DNS answered then (and keep
 allowing it after the name moves). Kubernetes mode therefore refuses them with
@@ -20,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sless.config import KubernetesSettings
+from sless.models import EgressReach, IPNetwork
 from sless.policies import labels
 
 #: never reachable from a function, whatever its allowlist says
@@ -154,7 +163,9 @@ def parse_egress(rule: str) -> tuple[Network, int]:
 
 
 def _exceptions(network: Network, blocked: Iterable[Network]) -> list[str]:
-    out: list[str] = []
+    """The blocked ranges inside ``network`` (none nested in another: the outer one says
+    it all), in address order; raises when ``network`` lies inside one."""
+    inside: set[Network] = set()
     for block in blocked:
         if block.version != network.version:
             continue
@@ -163,8 +174,13 @@ def _exceptions(network: Network, blocked: Iterable[Network]) -> list[str]:
                 f"egress to {network} is never allowed (cloud metadata or Kubernetes API)"
             )
         if block.subnet_of(network):  # type: ignore[arg-type]
-            out.append(str(block))
-    return sorted(set(out))
+            inside.add(block)
+    outer = [
+        b
+        for b in inside
+        if not any(o != b and b.subnet_of(o) for o in inside)  # type: ignore[arg-type]
+    ]
+    return [str(b) for b in sorted(outer, key=lambda n: (n.network_address, n.prefixlen))]
 
 
 def blocked_networks(api_server_addresses: Iterable[str]) -> list[Network]:
@@ -182,15 +198,18 @@ def function_egress_policy(
     api_server_addresses: Iterable[str],
     *,
     version: str | None = None,
+    private_allowed: Iterable[IPNetwork] = (),
 ) -> dict[str, Any] | None:
     """The function's own allowlist as one policy (None when the list is empty: the
-    default deny then applies). Each rule is one ipBlock on one TCP port, with the
-    metadata and API server addresses it contains excepted. It selects one track of the
-    function's pods (the current Deployment's, or with ``version`` that version's): each
-    version of a traffic split gets its own allowlist, never another version's."""
+    default deny then applies). Each rule is one ipBlock on one TCP port, with the ranges
+    the provider refuses (``sless.models.reach``: ``private_allowed`` are the private
+    ranges it opens to tenants) and the API server addresses it contains excepted; a rule
+    wholly inside one is refused. It selects one track of the function's pods (the current
+    Deployment's, or with ``version`` that version's): each version of a traffic split
+    gets its own allowlist, never another version's."""
     if not egress:
         return None
-    rules = _egress_rules(egress, api_server_addresses)
+    rules = _egress_rules(egress, api_server_addresses, reach=EgressReach(tuple(private_allowed)))
     object_name = (
         labels.function_object_name(name)
         if version is None
@@ -210,20 +229,28 @@ def function_egress_policy(
 
 
 def _egress_rules(
-    egress: list[str], api_server_addresses: Iterable[str], *, named_api_host: bool = False
+    egress: list[str],
+    api_server_addresses: Iterable[str],
+    *,
+    named_api_host: bool = False,
+    reach: EgressReach | None = None,
 ) -> list[dict[str, Any]]:
     """One rule per ``CIDR:port``: an ipBlock on one TCP port, with the metadata and API
-    server addresses it contains excepted (one it lies inside is refused). With
+    server addresses it contains excepted (one it lies inside is refused), and with
+    ``reach`` (a tenant's allowlist) every range the provider refuses too. With
     ``named_api_host`` (the provider's own build egress, never a tenant's), a rule that
     names exactly an API server address is kept: its port is all it allows there (a
     registry on a control-plane host), and the metadata addresses are refused still."""
     api = [ipaddress.ip_network(a, strict=False) for a in api_server_addresses]
-    metadata = blocked_networks(())
+    refused = blocked_networks(()) if reach is None else reach.blocked()
     rules: list[dict[str, Any]] = []
     for rule in egress:
         network, port = parse_egress(rule)
+        reason = reach.network_refusal(network) if reach is not None else None
+        if reason is not None:
+            raise EgressRefused(f"egress {rule[:80]!r} is refused: {reason}")
         block: dict[str, Any] = {"cidr": str(network)}
-        blocked = metadata + [n for n in api if not (named_api_host and n == network)]
+        blocked = refused + [n for n in api if not (named_api_host and n == network)]
         excepted = _exceptions(network, blocked)
         if excepted:
             block["except"] = excepted

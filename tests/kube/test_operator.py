@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import ipaddress
 import json
 import tarfile
 import threading
@@ -122,6 +123,9 @@ def op_settings(kube_testenv: KubeTestenv, s3_endpoint: str) -> Settings:
     k.registry = REGISTRY
     k.retry_delay_s = 1.0
     k.api_server_cidrs = ["192.0.2.10/32"]
+    # the provider allows its tenants 10/8 (the functions here reach 10.0.0.0/8:5432), no
+    # other private range
+    settings.egress.private_allowed = [ipaddress.ip_network("10.0.0.0/8")]
     k.invoke_base_url = "http://sless-gateway.sless-system.svc:8080"
     settings.s3.bucket = BUCKET
     settings.s3.endpoint_url = s3_endpoint
@@ -710,10 +714,13 @@ def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     [rule] = policy["spec"]["egress"]
     block = rule["to"][0]["ipBlock"]
     assert block["cidr"] == "0.0.0.0/0"
-    # metadata, the configured API address and the kubernetes Service's cluster IP
-    assert "169.254.169.254/32" in block["except"]
+    # link-local (the metadata address), the configured API address and the kubernetes
+    # Service's cluster IP (inside the allowed 10/8), the private ranges not allowed
+    assert "169.254.0.0/16" in block["except"]
     assert "192.0.2.10/32" in block["except"]
     assert "10.96.0.1/32" in block["except"]
+    assert {"172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"} <= set(block["except"])
+    assert "10.0.0.0/8" not in block["except"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 443}]
     assert policy["spec"]["podSelector"] == {
         "matchLabels": labels.track_selector("netok", labels.CURRENT_TRACK)
@@ -732,6 +739,22 @@ def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     status = kube.wait_phase("functions", ns, "nethost", "Failed")
     assert "host names cannot be enforced by NetworkPolicy" in status["message"]
     assert missing(lambda: kube.apps.read_namespaced_deployment("fn-nethost", ns))
+
+    # a private range the provider does not allow (its nodes, a database): refused
+    code = upload(s3, op_settings, {**HANDLER, "z.txt": "private"})
+    body = FunctionSpec.model_validate(
+        {"egress": ["192.168.0.0/16:5432"], "code": code}
+    ).model_dump(mode="json")
+    kube.create("functions", ns, "netprivate", body)
+    job_name = labels.build_job_name(ns, "netprivate", code["sha256"])
+    wait_for(
+        "build job", lambda: not missing(lambda: kube.batch.read_namespaced_job(job_name, BUILDS))
+    )
+    kube.finish_job(BUILDS, job_name, DIGEST)
+    status = kube.wait_phase("functions", ns, "netprivate", "Failed")
+    assert "SLESS_EGRESS_PRIVATE_ALLOWED" in status["message"], status
+    assert missing(lambda: kube.apps.read_namespaced_deployment("fn-netprivate", ns))
+    assert missing(lambda: kube.net.read_namespaced_network_policy("fn-netprivate-egress", ns))
 
 
 def test_triggers_http_and_cron_on_and_off(

@@ -15,6 +15,7 @@ function allows exactly the first.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import socket
 import subprocess
@@ -202,7 +203,12 @@ def test_tenant_pods_reach_only_what_their_policies_allow(
     net.create_namespaced_network_policy(
         a,
         policies.function_egress_policy(
-            a, "prober", [f"{ALLOWED_HOST}:{TEST_PORT}"], settings.kubernetes.api_server_cidrs
+            a,
+            "prober",
+            [f"{ALLOWED_HOST}:{TEST_PORT}"],
+            settings.kubernetes.api_server_cidrs,
+            # the provider allows its tenants the allowed test host's network, no other
+            private_allowed=[ipaddress.ip_network(f"{ALLOWED_HOST}/32")],
         ),
     )
     control_ns = "node-control-" + uuid.uuid4().hex[:4]

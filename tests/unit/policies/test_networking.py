@@ -1,7 +1,10 @@
 """NetworkPolicies: default deny, gateway-only ingress, DNS only to cluster DNS, egress
-allowlists with the metadata and API addresses always excepted."""
+allowlists with the metadata and API addresses always excepted, and the private ranges
+the provider does not allow."""
 
 from __future__ import annotations
+
+import ipaddress
 
 import pytest
 
@@ -11,6 +14,7 @@ from sless.policies import (
     allow_dns,
     allow_gateway_ingress,
     allow_invoker_egress,
+    builds_network_policies,
     default_deny,
     function_egress_policy,
     parse_egress,
@@ -76,6 +80,8 @@ def test_cidr_egress_excepts_metadata_and_api_server() -> None:
         "f",
         ["0.0.0.0/0:443", "10.0.0.0/8:5432", "[::]/0:443"],
         ["10.96.0.1", "203.0.113.5"],
+        # the provider allows its tenants 10/8: the API server in it is excepted still
+        private_allowed=[ipaddress.ip_network("10.0.0.0/8")],
     )
     assert policy is not None
     assert policy["metadata"]["name"] == "fn-f-egress"
@@ -98,7 +104,21 @@ def test_cidr_egress_excepts_metadata_and_api_server() -> None:
             {
                 "ipBlock": {
                     "cidr": "0.0.0.0/0",
-                    "except": ["10.96.0.1/32", "169.254.169.254/32", "203.0.113.5/32"],
+                    # the never-reachable classes, the private ranges not allowed, the API
+                    # server (inside the allowed 10/8 too); 255.255.255.255 lies in 240/4
+                    "except": [
+                        "0.0.0.0/8",
+                        "10.96.0.1/32",
+                        "100.64.0.0/10",
+                        "127.0.0.0/8",
+                        "169.254.0.0/16",
+                        "172.16.0.0/12",
+                        "192.168.0.0/16",
+                        "198.18.0.0/15",
+                        "203.0.113.5/32",
+                        "224.0.0.0/4",
+                        "240.0.0.0/4",
+                    ],
                 }
             }
         ],
@@ -106,7 +126,34 @@ def test_cidr_egress_excepts_metadata_and_api_server() -> None:
     }
     assert private["to"][0]["ipBlock"] == {"cidr": "10.0.0.0/8", "except": ["10.96.0.1/32"]}
     assert private["ports"] == [{"protocol": "TCP", "port": 5432}]
-    assert v6["to"][0]["ipBlock"] == {"cidr": "::/0", "except": ["fd00:ec2::254/128"]}
+    # the metadata address fd00:ec2::254 lies in the unique local range fc00::/7
+    assert v6["to"][0]["ipBlock"] == {
+        "cidr": "::/0",
+        "except": ["::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"],
+    }
+
+
+def test_private_ranges_the_provider_does_not_allow_are_excepted_or_refused() -> None:
+    """A tenant's allowlist never opens the provider's private network by itself: a rule
+    wholly inside a private range is refused, naming the setting; a wider one excepts it."""
+    for rule in ("10.0.0.0/8:5432", "10.1.2.3:5432", "192.168.0.0/24:80", "[fd12::1]:6379"):
+        with pytest.raises(EgressRefused, match="SLESS_EGRESS_PRIVATE_ALLOWED"):
+            function_egress_policy("n", "f", [rule], [])
+    policy = function_egress_policy(
+        "n", "f", ["10.0.0.0/8:5432"], [], private_allowed=[ipaddress.ip_network("10.20.0.0/16")]
+    )
+    assert policy is not None
+    # 10/8 less the allowed 10.20/16: the rest of 10/8 is excepted
+    block = policy["spec"]["egress"][0]["to"][0]["ipBlock"]
+    assert block["cidr"] == "10.0.0.0/8"
+    excepted = [ipaddress.ip_network(e) for e in block["except"]]
+    assert not any(e.overlaps(ipaddress.ip_network("10.20.0.0/16")) for e in excepted)
+    assert sum(e.num_addresses for e in excepted) == 2**24 - 2**16
+    # the provider's own build egress is not a tenant's: its private ranges are allowed
+    builds = builds_network_policies(
+        KubernetesSettings(build_egress=["10.0.12.0/24:5000"]), ["10.96.0.1"]
+    )
+    assert builds[-1]["spec"]["egress"][0]["to"] == [{"ipBlock": {"cidr": "10.0.12.0/24"}}]
 
 
 def test_a_cidr_without_blocked_addresses_has_no_except() -> None:
@@ -119,8 +166,10 @@ def test_a_cidr_without_blocked_addresses_has_no_except() -> None:
     "rule", ["169.254.169.254:80", "169.254.169.254/32:80", "[fd00:ec2::254]:80", "10.96.0.1:443"]
 )
 def test_egress_to_only_blocked_addresses_is_refused(rule: str) -> None:
-    with pytest.raises(EgressRefused, match="never allowed"):
-        function_egress_policy("n", "f", [rule], ["10.96.0.1"])
+    with pytest.raises(EgressRefused, match=r"never (allowed|reachable)"):
+        function_egress_policy(
+            "n", "f", [rule], ["10.96.0.1"], private_allowed=[ipaddress.ip_network("10.0.0.0/8")]
+        )
 
 
 def test_host_name_egress_is_refused_in_kubernetes_mode() -> None:
