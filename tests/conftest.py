@@ -86,6 +86,10 @@ def data_dir(tmp_path: Path) -> Path:
     return path
 
 
+#: the tests' RabbitMQ, on loopback
+TEST_BROKER = "127.0.0.1:5672"
+
+
 @pytest.fixture
 def settings(data_dir: Path) -> Settings:
     s = Settings(_env_file=None)  # type: ignore[call-arg]
@@ -96,6 +100,9 @@ def settings(data_dir: Path) -> Settings:
     # the provider allows its tenants the test hosts' networks (tests/netns.py), and no
     # other private range: tests/security/test_tenant_egress_to_private_network.py
     s.egress.private_allowed = list(TEST_HOST_NETWORKS)
+    # the tests' RabbitMQ (tests/integration/events/broker.py) is the provider's own:
+    # tests/security/test_tenant_broker_reach.py lists none
+    s.events.brokers_allowed = [TEST_BROKER]
     return s
 
 

@@ -77,6 +77,12 @@ class EventsSettings(BaseModel):
     poll_interval_s: float = 1.0
     #: asynchronous invocations run at once by one gateway process
     queue_concurrency: int = 16
+    #: brokers the provider runs for its tenants, each ``host:port`` as a trigger's URL
+    #: names it (a JSON list: ``["rabbitmq.internal:5672"]``). Only these may be on
+    #: loopback, in a private range or on this machine's own addresses; any other broker
+    #: URL naming such an address is refused (``sless.models.reach``, the rule of function
+    #: egress). Empty (the default): tenants' brokers must be public
+    brokers_allowed: list[str] = Field(default_factory=list)
     #: attempts of an asynchronous invocation before it is dead-lettered
     max_attempts: int = 5
     #: retry backoff: ``retry_base_s * 2**(attempt-1)``, at most ``retry_max_s``

@@ -6,7 +6,7 @@ run in their own process instead (``sless events``: ``EventsProcess``, ``serve_e
 Every call they make goes through ``sless.backends.call_function``, as ``/fn/...`` does.
 """
 
-from sless.events.consuming import BrokerUrlRefused, check_broker_scheme
+from sless.events.brokers import BrokerUrlRefused, check_broker_scheme
 from sless.events.running import job_trigger
 from sless.events.schedules import check_schedule, next_tick
 from sless.events.service import Events

@@ -41,14 +41,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import re
 import uuid
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import aio_pika
 from aio_pika.abc import (
@@ -63,6 +61,7 @@ from pydantic import SecretStr, ValidationError
 from sless.backends import Serving
 from sless.config import EventsSettings
 from sless.errors import NotFound
+from sless.events.brokers import BrokerUrlRefused, check_broker_url
 from sless.events.calling import invoke, record_outcome
 from sless.events.sources import TriggerSource
 from sless.models import RabbitMQSource, Trigger
@@ -78,39 +77,6 @@ _HEADER_VALUE = re.compile(r"[^\x20-\x7e]")
 _RECONNECT_MAX_S = 30.0
 #: how often a consumer asks the broker how many messages wait in its queue (its lag)
 LAG_INTERVAL_S = 10.0
-
-
-class BrokerUrlRefused(Exception):
-    """The broker URL is not one the platform connects to (the message never holds it)."""
-
-
-def check_broker_scheme(url: str) -> tuple[str, int]:
-    """``(host, port)`` of an ``amqp://``/``amqps://`` URL, else ``BrokerUrlRefused``."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        raise BrokerUrlRefused("the broker URL does not parse") from None
-    if parts.scheme not in ("amqp", "amqps") or not parts.hostname:
-        raise BrokerUrlRefused("the broker URL must be amqp://host... or amqps://host...")
-    return parts.hostname, port or (5671 if parts.scheme == "amqps" else 5672)
-
-
-async def check_broker_url(url: str) -> None:
-    """Refuse what a tenant must not reach from the gateway process: link-local addresses
-    (the cloud metadata service, 169.254.169.254), multicast and unspecified ones.
-    The gateway connects, not a sandbox, so the function's egress allowlist does not
-    apply; the address is checked here (a name resolving differently later is a known
-    limit)."""
-    host, port = check_broker_scheme(url)
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port)
-    except OSError:
-        raise BrokerUrlRefused("the broker host does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        if address.is_link_local or address.is_multicast or address.is_unspecified:
-            raise BrokerUrlRefused("the broker address is not allowed (link-local or special)")
 
 
 def backoff(settings: EventsSettings, attempt: int) -> float:
@@ -237,7 +203,7 @@ class Consumer:
             delay = min(delay * 2, _RECONNECT_MAX_S)
 
     async def _consume(self) -> None:
-        await check_broker_url(self._url.get_secret_value())
+        await check_broker_url(self._url.get_secret_value(), self.settings.brokers_allowed)
         connection = await _connect(self._url, f"sless {self._label}")
         try:
             channel = await connection.channel(publisher_confirms=True)

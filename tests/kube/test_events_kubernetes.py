@@ -37,7 +37,7 @@ from sless.events import Events, EventsProcess
 from sless.models import FunctionSpec
 from sless.store import SecretRepository
 from sless.store.crypto import parse_keys
-from tests.conftest import ADMIN_TOKEN, TEST_SECRETS_KEYS
+from tests.conftest import ADMIN_TOKEN, TEST_BROKER, TEST_SECRETS_KEYS
 from tests.integration.events.broker import Broker, queue, rabbitmq
 from tests.kube.test_backend_helpers import (
     GROUP,
@@ -587,6 +587,7 @@ def test_the_sless_events_process_consumes_and_exits_0_on_sigterm(
         "SLESS_KUBERNETES_KUBECONFIG": str(kubeconfig),
         "SLESS_EVENTS_SCHEDULER_INTERVAL_S": "0.5",
         "SLESS_SECRETS_KEYS": TEST_SECRETS_KEYS,
+        "SLESS_EVENTS_BROKERS_ALLOWED": json.dumps([TEST_BROKER]),
     }
     sless = Path(sys.executable).parent / "sless"
     log_path = tmp_path / "events.log"

@@ -314,7 +314,7 @@ def test_the_broker_url_secret_never_appears_in_answers_or_logs(
     wait_for(
         lambda: "broker connection failed" in caplog.text, "the refused connection to be logged"
     )
-    wait_for(lambda: "broker address is not allowed" in caplog.text, "the metadata address")
+    wait_for(lambda: "cloud metadata): never reachable" in caplog.text, "the metadata address")
     keep(acme.get(_path("functions", "fn") + "/logs"))
 
     # the 4xx answers a caller gets wrong
