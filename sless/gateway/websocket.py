@@ -14,6 +14,7 @@ the worker gets whole messages over its own connection (sless.backends.upgrade).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -167,7 +168,9 @@ async def _serve(
             code = INTERNAL
     ended()
     if code is not None:
-        await send({"type": "websocket.close", "code": code})
+        # the caller may have left as the function ended the session: nothing to close
+        with contextlib.suppress(OSError):
+            await send({"type": "websocket.close", "code": code})
 
 
 async def _session(
@@ -237,10 +240,14 @@ async def _relay(
             tally.last = time.monotonic()
             tally.from_worker += 1
             call.response_bytes += len(payload)
-            if kind == TEXT:
-                await send({"type": "websocket.send", "text": payload.decode(errors="replace")})
-            else:
-                await send({"type": "websocket.send", "bytes": payload})
+            text = payload.decode(errors="replace") if kind == TEXT else None
+            try:
+                if text is not None:
+                    await send({"type": "websocket.send", "text": text})
+                else:
+                    await send({"type": "websocket.send", "bytes": payload})
+            except OSError:  # the caller left meanwhile (ASGI: the server's OSError)
+                return None
 
     async def idle() -> int | None:
         # the deadline moves with each message: sleep to it, then look again

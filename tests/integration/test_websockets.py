@@ -263,3 +263,40 @@ def test_an_upgrade_outside_fn_is_refused(gateway: RunningGateway, path: str) ->
         connect(url, open_timeout=60)
     assert refused.value.response.status_code == 403
     assert httpx.get(f"{gateway.url}/healthz", timeout=60).status_code == 200
+
+
+#: talks without pause until the caller leaves
+CHATTY = {
+    "handler.py": (
+        "import asyncio\n"
+        "async def handle(event, context):\n"
+        "    ws = context.websocket\n"
+        "    async def talk():\n"
+        "        while True:\n"
+        "            await ws.send('tick')\n"
+        "            await asyncio.sleep(0)\n"
+        "    talking = asyncio.ensure_future(talk())\n"
+        "    while await ws.receive() is not None:\n"
+        "        pass\n"
+        "    talking.cancel()\n"
+    )
+}
+
+
+def test_a_caller_leaving_while_the_function_talks_ends_the_session_cleanly(
+    gateway: RunningGateway, acme: httpx.Client
+) -> None:
+    """The caller closes while the gateway is relaying the function's messages to it: the
+    session ended as the caller wished (101 in the record, no error), however the two
+    sides' ends interleave, and the worker's slot comes back."""
+    deploy(acme, NS, "chatty", CHATTY, {"websocket": True, "timeout_s": 60})
+    ids = []
+    for _ in range(8):
+        with connect(_ws_url(gateway, "chatty"), open_timeout=60) as ws:
+            ids.append(ws.response.headers["x-sless-invocation-id"])
+            assert ws.recv(timeout=60) == "tick"
+    for invocation_id in ids:
+        record = _record(acme, "chatty", invocation_id)
+        assert (record["status"], record["error"]) == (101, None), record
+    pool = gateway.app.api.state.platform.backend.pool(NS, "chatty")  # type: ignore[attr-defined]
+    wait_for("the slot back", lambda: pool.inflight == 0)
