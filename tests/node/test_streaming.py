@@ -7,7 +7,8 @@ sends its last one, so the caller can only have the first event if the gateway r
 while the handler was still running. A buffering gateway would hold it until the handler
 gave up, and the last event would then say so. A function with ``websocket: true`` runs an
 echo session with the pod; one without refuses the upgrade. The session's invocation
-record counts its messages and bytes each way.
+record counts its messages and bytes each way. The pod's handler gets the gateway's
+trace context, in the caller's trace.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from sless.backends import parse_traceparent
 from sless.config import Settings
 from tests.node.stack import Gateway, onboard
 from tests.node.support import wait_for
@@ -45,6 +47,10 @@ PYTHON = {
         "        return 'released'\n"
         "    if 'ping' in event['query']:\n"
         "        return 'pong'\n"
+        "    if 'trace' in event['query']:\n"
+        "        h = event['headers']\n"
+        "        return {'trace_id': context.trace_id, 'header': h.get('traceparent'),\n"
+        "                'tracestate': h.get('tracestate')}\n"
         "    released.clear()\n"
         "    async def events():\n"
         "        yield 'data: first\\n\\n'\n"
@@ -68,6 +74,10 @@ NODE = {
         "  }\n"
         "  if ('release' in event.query) { if (release) release(true); return 'released'; }\n"
         "  if ('ping' in event.query) return 'pong';\n"
+        "  if ('trace' in event.query) {\n"
+        "    return { trace_id: context.trace_id, header: event.headers.traceparent || null,\n"
+        "      tracestate: event.headers.tracestate || null };\n"
+        "  }\n"
         "  const released = new Promise((resolve) => {\n"
         "    release = resolve;\n"
         f"    setTimeout(() => resolve(false), {RELEASE_WAIT_S * 1000});\n"
@@ -104,7 +114,12 @@ def tenant(stack: tuple[Gateway, Settings]) -> Iterator[tuple[Gateway, httpx.Cli
             for fn, (runtime, files, spec) in FUNCTIONS.items():
                 path = f"/v1/namespaces/{ns}/functions/{fn}"
                 body = {"runtime": runtime, "max_instances": 1, "timeout_s": 180, **spec}
-                created = client.put(path, json=body)
+
+                # 503 until the operator has made the tenant's namespace in the cluster
+                def put(path: str = path, body: dict[str, Any] = body) -> httpx.Response | None:
+                    return _accepted(client.put(path, json=body))
+
+                created = wait_for(f"{fn} accepted", put, timeout_s=120)
                 assert created.status_code in (200, 201), created.text
                 uploaded = client.post(
                     path + "/upload",
@@ -123,6 +138,10 @@ def tenant(stack: tuple[Gateway, Settings]) -> Iterator[tuple[Gateway, httpx.Cli
             # the node has 2 CPUs: leave them to the next module
             for fn in FUNCTIONS:
                 client.delete(f"/v1/namespaces/{ns}/functions/{fn}")
+
+
+def _accepted(answer: httpx.Response) -> httpx.Response | None:
+    return None if answer.status_code == 503 else answer
 
 
 def _ready(client: httpx.Client, ns: str, name: str) -> bool:
@@ -201,6 +220,34 @@ def test_a_websocket_session_with_the_pod_echoes_and_is_recorded(
     assert record["response_bytes"] == (
         len("hello /room/1") + len("text message") + len(b"\x00\x01binary")
     ), record
+
+
+CALLER_TRACE, CALLER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+@pytest.mark.parametrize("name", ["pystream", "jsstream"])
+def test_the_pod_gets_the_gateways_trace_context_in_the_callers_trace(
+    tenant: tuple[Gateway, httpx.Client, str], name: str
+) -> None:
+    gateway, _, ns = tenant
+    wait_for(f"{name}'s pod", lambda: _ping(gateway, ns, name), every_s=1)
+    answer = httpx.get(
+        f"{gateway.url}/fn/{ns}/{name}",
+        params={"trace": "1"},
+        headers={
+            "traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01",
+            "tracestate": "vendor=secret",
+        },
+        timeout=120,
+    )
+    assert answer.status_code == 200, answer.text
+    seen = answer.json()
+    parsed = parse_traceparent(seen["header"] or "")
+    assert parsed is not None, seen
+    # the caller's trace goes on, under the gateway's span; the caller's state stays out
+    assert parsed[0] == seen["trace_id"] == CALLER_TRACE
+    assert parsed[1] != CALLER_SPAN
+    assert seen["tracestate"] is None
 
 
 def test_a_function_without_websocket_true_refuses_the_upgrade(
