@@ -107,11 +107,12 @@ def test_a_message_continues_its_publishers_trace(
     assert call.parent_span_id == invoke.span_id
     assert attributes(invoke)["sless.trigger"] == "consume"
     assert attributes(invoke)["sless.namespace"] == NS
-    [record] = [
-        r
-        for r in invocations(acme, NS, "fn")
-        if r["id"] == attributes(invoke)["sless.invocation_id"]
-    ]
+    invocation_id = attributes(invoke)["sless.invocation_id"]
+
+    def recorded() -> list[dict[str, Any]]:  # records are written in batches
+        return [r for r in invocations(acme, NS, "fn") if r["id"] == invocation_id]
+
+    [record] = wait_for(recorded, "the message's invocation record")
     assert record["trigger"] == "consume"
     for trace in own:
 
