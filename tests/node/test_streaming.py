@@ -35,6 +35,7 @@ PYTHON = {
     "handler.py": (
         "import asyncio, threading\n"
         "released = threading.Event()\n"
+        "last = {'ended': None}  # how the last stream ended\n"
         "async def handle(event, context):\n"
         "    ws = context.websocket\n"
         "    if ws is not None:\n"
@@ -47,14 +48,22 @@ PYTHON = {
         "        return 'released'\n"
         "    if 'ping' in event['query']:\n"
         "        return 'pong'\n"
+        "    if 'ended' in event['query']:\n"
+        "        return last['ended']\n"
         "    if 'trace' in event['query']:\n"
         "        h = event['headers']\n"
         "        return {'trace_id': context.trace_id, 'header': h.get('traceparent'),\n"
         "                'tracestate': h.get('tracestate')}\n"
         "    released.clear()\n"
+        "    last['ended'] = None\n"
         "    async def events():\n"
         "        yield 'data: first\\n\\n'\n"
-        f"        ok = await asyncio.to_thread(released.wait, {RELEASE_WAIT_S})\n"
+        "        try:\n"
+        f"            ok = await asyncio.to_thread(released.wait, {RELEASE_WAIT_S})\n"
+        "        except asyncio.CancelledError:\n"
+        "            last['ended'] = 'stopped'\n"
+        "            raise\n"
+        "        last['ended'] = 'released'\n"
         "        yield 'data: last\\n\\n' if ok else 'data: never released\\n\\n'\n"
         "    return {'statusCode': 200, 'headers': {'content-type': 'text/event-stream'},\n"
         "            'body': events()}\n"
@@ -63,6 +72,7 @@ PYTHON = {
 NODE = {
     "handler.js": (
         "let release = null;\n"
+        "let ended = null;  // how the last stream ended\n"
         "exports.handle = async (event, context) => {\n"
         "  const ws = context.websocket;\n"
         "  if (ws !== null) {\n"
@@ -74,18 +84,25 @@ NODE = {
         "  }\n"
         "  if ('release' in event.query) { if (release) release(true); return 'released'; }\n"
         "  if ('ping' in event.query) return 'pong';\n"
+        "  if ('ended' in event.query) return ended;\n"
         "  if ('trace' in event.query) {\n"
         "    return { trace_id: context.trace_id, header: event.headers.traceparent || null,\n"
         "      tracestate: event.headers.tracestate || null };\n"
         "  }\n"
+        "  ended = null;\n"
         "  const released = new Promise((resolve) => {\n"
         "    release = resolve;\n"
+        "    context.signal.addEventListener('abort', () => {\n"
+        "      ended = 'stopped';\n"
+        "      resolve(false);\n"
+        "    });\n"
         f"    setTimeout(() => resolve(false), {RELEASE_WAIT_S * 1000});\n"
         "  });\n"
         "  context.status = 200;\n"
         "  context.headers = { 'content-type': 'text/event-stream' };\n"
         "  await context.write('data: first\\n\\n');\n"
         "  const ok = await released;\n"
+        "  if (ok) ended = 'released';\n"
         "  await context.write(ok ? 'data: last\\n\\n' : 'data: never released\\n\\n');\n"
         "};\n"
     )
@@ -220,6 +237,30 @@ def test_a_websocket_session_with_the_pod_echoes_and_is_recorded(
     assert record["response_bytes"] == (
         len("hello /room/1") + len("text message") + len(b"\x00\x01binary")
     ), record
+
+
+@pytest.mark.parametrize("name", ["pystream", "jsstream"])
+def test_a_caller_leaving_mid_stream_stops_the_handler_in_the_pod(
+    tenant: tuple[Gateway, httpx.Client, str], name: str
+) -> None:
+    gateway, client, ns = tenant
+    wait_for(f"{name}'s pod", lambda: _ping(gateway, ns, name), every_s=1)
+    with httpx.stream("GET", f"{gateway.url}/fn/{ns}/{name}", timeout=300) as response:
+        assert response.status_code == 200
+        invocation_id = response.headers["x-sless-invocation-id"]
+        assert next(response.iter_lines()) == "data: first"
+    # the caller has gone while the handler waited: the gateway closed its connection to
+    # the pod, and the runtime stopped the handler (asked through the same pod)
+
+    def ended() -> str | None:
+        answer = httpx.get(f"{gateway.url}/fn/{ns}/{name}", params={"ended": "1"}, timeout=60)
+        assert answer.status_code == 200, answer.text
+        return answer.json()  # type: ignore[no-any-return]
+
+    assert wait_for(f"{name}'s handler stopped", ended, timeout_s=60) == "stopped"
+    record = _record(client, ns, name, invocation_id)
+    assert record["error"] == "client_disconnected", record
+    assert record["response_bytes"] == len(b"data: first\n\n"), record
 
 
 CALLER_TRACE, CALLER_SPAN = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
