@@ -34,7 +34,7 @@ from sless.backends.calling import (
     route,
     without_trace_context,
 )
-from sless.backends.tracing import CallTrace, Tracing, parse_traceparent
+from sless.backends.tracing import CallTrace, Tracing, parse_traceparent, valid_traceparent
 
 if TYPE_CHECKING:
     from sless.config import Settings
@@ -84,5 +84,6 @@ __all__ = [
     "reason_of",
     "resolve",
     "route",
+    "valid_traceparent",
     "without_trace_context",
 ]

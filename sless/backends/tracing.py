@@ -61,6 +61,14 @@ def parse_traceparent(value: str) -> tuple[str, str, str] | None:
     return trace_id, span_id, flags
 
 
+def valid_traceparent(value: object) -> str | None:
+    """``value`` (a str, or bytes as an AMQP header may be) when it is a valid
+    ``traceparent``, else None."""
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    return value if isinstance(value, str) and parse_traceparent(value) is not None else None
+
+
 def _span_id() -> str:
     # not a secret: a span id only has to be unique within its trace (W3C 3.2.2.4)
     return f"{random.getrandbits(64) or 1:016x}"

@@ -80,6 +80,7 @@ async def invoke(
     tracing: Tracing | None = None,
     trigger: str = "",
     traceparent: str | None = None,
+    kind: str | None = None,
 ) -> Outcome:
     """Call the function (``version``: that one, else the one its traffic split draws);
     a failed call is an outcome, never an exception.
@@ -87,7 +88,8 @@ async def invoke(
     With ``tracing`` the call is traced as ``/fn/...`` calls are: it continues
     ``traceparent`` (the one stored with a queued call) or starts a trace of its own (a
     cron tick, a job run); the function gets the platform's ``traceparent``, never one
-    from ``headers``."""
+    from ``headers``. ``kind``: that of the ``sless.invoke`` span (default: ``consumer``
+    with a ``traceparent``, else ``internal``)."""
     trace = tracing.begin_background(traceparent) if tracing is not None else None
     if trace is not None:
         headers = without_trace_context(headers)
@@ -141,7 +143,8 @@ async def invoke(
         trace.mark("sless.call", calling, 0, {"sless.response_bytes": len(payload)})
         attributes = _span_attributes(namespace, name, invocation_id, method, trigger, outcome)
         # an attempt of a queued call consumes what ``sless.enqueue`` produced
-        tracing.end(trace, attributes, kind="consumer" if traceparent else "internal")
+        kind = kind or ("consumer" if traceparent else "internal")
+        tracing.end(trace, attributes, kind=kind)
     return outcome
 
 

@@ -58,7 +58,7 @@ from aio_pika.abc import (
 from aio_pika.connection import make_url
 from pydantic import SecretStr, ValidationError
 
-from sless.backends import Serving
+from sless.backends import Serving, Tracing, valid_traceparent
 from sless.config import EventsSettings
 from sless.errors import NotFound
 from sless.events.brokers import BrokerUrlRefused, check_broker_url
@@ -129,8 +129,10 @@ class Consumer:
         recorder: InvocationRecorder,
         *,
         grace: float,
+        tracing: Tracing | None = None,
     ) -> None:
         self.trigger = trigger
+        self.tracing = tracing  #: a message's ``traceparent`` header names the call's trace
         #: how long in-flight messages may take when stopping
         self.grace = grace
         self.source = source
@@ -305,6 +307,10 @@ class Consumer:
             invocation_id=invocation_id,
             headers=headers,
             body=message.body,
+            tracing=self.tracing,
+            trigger=trigger.name,
+            traceparent=valid_traceparent((message.headers or {}).get("traceparent")),
+            kind="consumer",
         )
         record_outcome(
             self.recorder,
@@ -373,8 +379,10 @@ class RabbitConsumers:
         recorder: InvocationRecorder,
         triggers: TriggerSource,
         secrets: SecretRepository,
+        tracing: Tracing | None = None,
     ) -> None:
         self.settings = settings
+        self.tracing = tracing
         self.grace = grace
         self.backend = backend
         self.recorder = recorder
@@ -450,8 +458,7 @@ class RabbitConsumers:
         for key, (trigger, source, url, started_from) in wanted.items():
             if key in self.running:
                 continue
-            consumer = Consumer(
-                trigger, source, url, self.settings, self.backend, self.recorder, grace=self.grace
-            )
+            args = (trigger, source, url, self.settings, self.backend, self.recorder)
+            consumer = Consumer(*args, grace=self.grace, tracing=self.tracing)
             consumer.start()
             self.running[key] = (consumer, started_from)

@@ -85,6 +85,7 @@ class Events:
                 recorder,
                 DatabaseTriggers(TriggerRepository(db)),
                 secrets,
+                tracing=tracing,
             )
 
     def start(self) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import asyncpg
 
-from sless.backends import ClusterBackend, make_cluster_backend
+from sless.backends import ClusterBackend, Tracing, make_cluster_backend
 from sless.config import Settings
 from sless.events.consuming import RabbitConsumers
 from sless.events.sources import ClusterTriggers
@@ -57,6 +57,7 @@ class EventsProcess:
         self.backend: ClusterBackend | None = None
         self.recorder: InvocationRecorder | None = None
         self.consumers: RabbitConsumers | None = None
+        self.tracing: Tracing | None = None
 
     def __repr__(self) -> str:  # never the database URL
         return f"<EventsProcess consumers={len(self.consumers.running) if self.consumers else 0}>"
@@ -84,6 +85,12 @@ class EventsProcess:
             await db.close()
             raise
         recorder = await start_recorder(db, settings.data_dir / "journal" / "events")
+        # as the gateway's (SLESS_GATEWAY_TRACING, SLESS_OTEL_EXPORTER_OTLP_ENDPOINT): a
+        # message's call continues its publisher's trace
+        otel = settings.otel
+        tracing = Tracing.from_settings(
+            settings.gateway.tracing, otel.exporter_otlp_endpoint, otel.service_name
+        )
         consumers = RabbitConsumers(
             settings.events,
             settings.gateway.shutdown_grace_s,
@@ -91,9 +98,11 @@ class EventsProcess:
             recorder,
             triggers,
             SecretRepository(db, cipher_for(settings)),
+            tracing=tracing,
         )
         consumers.start()
         self.db, self.backend, self.recorder, self.consumers = db, backend, recorder, consumers
+        self.tracing = tracing
 
     async def stop(self) -> None:
         # first what calls functions, then the way to them, then the records of the calls
@@ -105,7 +114,9 @@ class EventsProcess:
             await self.recorder.close()
         if self.db is not None:
             await self.db.close()
-        self.db = self.backend = self.recorder = self.consumers = None
+        if self.tracing is not None:  # the last spans out
+            await asyncio.to_thread(self.tracing.shutdown)
+        self.db = self.backend = self.recorder = self.consumers = self.tracing = None
 
 
 #: touched after each successful database round trip (the Deployment's probes read its age)
