@@ -1,17 +1,21 @@
 """A real OTLP/HTTP receiver on loopback, for the tracing tests.
 
 It decodes what the OpenTelemetry SDK's OTLP exporter posts to ``/v1/traces`` (the
-collector's own protobuf messages) and keeps every span.
+collector's own protobuf messages) and keeps every span. A test module that imports the
+``receiver`` and ``settings`` fixtures gets a gateway that exports to it.
 """
 
 from __future__ import annotations
 
 import http.server
 import threading
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from sless.config import Settings
 from tests.conftest import free_port
 
 
@@ -57,3 +61,18 @@ def attributes(span: Any) -> dict[str, Any]:
         value = kv.value
         out[kv.key] = value.string_value or value.int_value
     return out
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver()
+    yield found
+    found.server.shutdown()
+
+
+@pytest.fixture
+def settings(settings: Settings, receiver: Receiver) -> Settings:
+    """The gateway's settings (the importing module's parent fixture), exporting to
+    ``receiver``."""
+    settings.otel.exporter_otlp_endpoint = f"http://127.0.0.1:{receiver.port}"
+    return settings

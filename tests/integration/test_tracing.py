@@ -9,7 +9,6 @@ exports to it because ``settings.otel.exporter_otlp_endpoint`` names it, as
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -18,8 +17,10 @@ from websockets.sync.client import connect
 from sless.backends import parse_traceparent
 from sless.config import Settings
 from tests.conftest import RunningGateway
-from tests.integration.otlp import Receiver, attributes
+from tests.integration.otlp import Receiver, attributes, receiver, settings
 from tests.support import deploy, wait_for
+
+__all__ = ["receiver", "settings"]  # fixtures: the gateway exports to the receiver
 
 pytestmark = pytest.mark.integration
 
@@ -42,19 +43,6 @@ TRACED_NODE = {
     )
 }
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver()
-    yield found
-    found.server.shutdown()
-
-
-@pytest.fixture
-def settings(settings: Settings, receiver: Receiver) -> Settings:
-    settings.otel.exporter_otlp_endpoint = f"http://127.0.0.1:{receiver.port}"
-    return settings
 
 
 def _flush(gateway: RunningGateway) -> None:

@@ -10,7 +10,6 @@ without one (or with a malformed one) starts a trace of its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -18,12 +17,13 @@ import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from sless.backends import parse_traceparent
-from sless.config import Settings
 from tests.conftest import RunningGateway
 from tests.integration.events.broker import Broker
 from tests.integration.events.conftest import invocations, wait_for
-from tests.integration.otlp import Receiver, attributes
+from tests.integration.otlp import Receiver, attributes, receiver, settings
 from tests.support import deploy
+
+__all__ = ["receiver", "settings"]  # fixtures: the gateway exports to the receiver
 
 pytestmark = pytest.mark.integration
 
@@ -42,19 +42,6 @@ TRACED: dict[str, str | bytes] = {
         "    return 'ok'\n"
     )
 }
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver()
-    yield found
-    found.server.shutdown()
-
-
-@pytest.fixture
-def settings(settings: Settings, receiver: Receiver) -> Settings:
-    settings.otel.exporter_otlp_endpoint = f"http://127.0.0.1:{receiver.port}"
-    return settings
 
 
 def _seen(acme: httpx.Client) -> dict[str, tuple[str, str]]:

@@ -12,18 +12,18 @@ tick and a job run start a trace of their own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from sless.backends import parse_traceparent
-from sless.config import Settings
 from tests.conftest import RunningGateway
 from tests.integration.events.conftest import sql, wait_for
-from tests.integration.otlp import Receiver, attributes
+from tests.integration.otlp import Receiver, attributes, receiver, settings
 from tests.support import deploy
+
+__all__ = ["receiver", "settings"]  # fixtures: the gateway exports to the receiver
 
 pytestmark = pytest.mark.integration
 
@@ -40,19 +40,6 @@ TRACED = {
     )
 }
 SPANS_KEPT = ("sless.invoke", "sless.call", "sless.enqueue")
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver()
-    yield found
-    found.server.shutdown()
-
-
-@pytest.fixture
-def settings(settings: Settings, receiver: Receiver) -> Settings:
-    settings.otel.exporter_otlp_endpoint = f"http://127.0.0.1:{receiver.port}"
-    return settings
 
 
 @pytest.fixture
