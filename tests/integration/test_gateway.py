@@ -7,6 +7,7 @@ import time
 import httpx
 import pytest
 
+from sless.config import Settings
 from tests.conftest import RunningGateway
 from tests.support import deploy, make_zip, wait_phase
 
@@ -288,9 +289,15 @@ def test_min_instances_keeps_a_worker_warm(gateway: RunningGateway, acme: httpx.
     assert pool.started == 1
 
 
-def test_ready_means_serving(gateway: RunningGateway, acme: httpx.Client) -> None:
+def test_ready_means_serving(
+    gateway: RunningGateway, acme: httpx.Client, settings: Settings
+) -> None:
     """The phase reads Ready only once this gateway serves the function: its pool exists
     and its warm worker is up (a slow import made that take a second after the check)."""
+    # an import of a second outlasts the detonation's budget (1 s), which holds the code
+    # for review (tests/integration/validation/test_detonation.py): the subject here is
+    # the phase, so the running gateway's validation skips that stage
+    settings.validation.detonation_enabled = False
     slow = {"handler.py": "import time\ntime.sleep(1.0)\n" + HELLO["handler.py"]}
     deploy(acme, "sless-acme", "slow", slow, {"min_instances": 1})
     backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
