@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +140,56 @@ async def test_two_checks_of_one_function_at_once_both_pass(tmp_path: Path) -> N
         check_handler(slow, runtimes_dir=RUNTIMES_DIR),
     )
     assert results == [(True, "handler.handle is callable")] * 2
+
+
+OTHER_GATEWAY = """
+import json, subprocess, sys
+from sless.sandbox import Limits
+from sless.sandbox.cgroups import Cgroup
+cgroup, reason = Cgroup.create(sys.argv[1], Limits(memory_mb=96, max_processes=8),
+                               tenant=sys.argv[2])
+sleeper = subprocess.Popen(["sleep", "60"])
+cgroup.add(sleeper.pid)
+print(json.dumps({"pid": sleeper.pid, "dirs": {c: str(p) for c, p in cgroup.dirs.items()}}),
+      flush=True)
+sys.stdin.readline()  # until the test is done
+cgroup.kill_all()
+cgroup.remove()
+"""
+
+
+def test_a_group_of_another_gateway_process_is_left_alone(
+    tenant: str, sleepers: list[subprocess.Popen[bytes]]
+) -> None:
+    name = f"test.{uuid.uuid4().hex[:10]}"
+    other = subprocess.Popen(
+        [sys.executable, "-c", OTHER_GATEWAY, name, tenant],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None
+        theirs = json.loads(other.stdout.readline())
+        mine = create(name, tenant)  # the same name, as a second gateway's worker
+        try:
+            pid = sleeper_in(mine, sleepers)
+            for controller, path in mine.dirs.items():
+                assert str(path) != theirs["dirs"][controller]
+            assert int((mine.dirs["memory"] / "memory.limit_in_bytes").read_text()) == 64 << 20
+            their_memory = Path(theirs["dirs"]["memory"], "memory.limit_in_bytes")
+            assert int(their_memory.read_text()) == 96 << 20
+            mine.kill_all()
+            mine.remove()
+            assert not alive(pid)
+            assert alive(theirs["pid"]), "stopping this gateway's group killed the other's"
+            assert all(Path(path).is_dir() for path in theirs["dirs"].values())
+        finally:
+            mine.kill_all()
+            mine.remove()
+    finally:
+        other.communicate("done\n", timeout=30)
+    assert other.returncode == 0
 
 
 def test_a_removed_group_never_reaches_one_made_later_under_its_name(
