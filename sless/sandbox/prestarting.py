@@ -13,7 +13,8 @@ Specializing a worker, before any of the function's code runs in it:
    into the worker's own, until then empty, directories that are bound read-only at
    ``/code`` and ``/deps``: the sandbox sees exactly what a directly started worker sees;
 2. its cgroup becomes the one a directly started worker of the function would have: named
-   after it, with the function's memory and pids limits, in the tenant's cpu group;
+   after it (never onto another live group: ``Cgroup.assign``), with the function's memory
+   and pids limits, in the tenant's cpu group;
 3. the message carries the environment a directly started worker gets, the function's
    address-space limit (the runtime lowers its own RLIMIT_AS: it can never raise it
    again, it has no capabilities) and, as the only file descriptor, the function's log

@@ -85,7 +85,8 @@ class LogSink(Protocol):
 class SandboxSpec:
     """Everything needed to launch one worker of one function version."""
 
-    #: unique worker name, e.g. ``ns.fn.v<sha8>.<n>``: cgroup directory and log lines
+    #: worker name, unique in its gateway, e.g. ``ns.fn.v<sha8>.<n>``: log lines, and its
+    #: cgroups' name unless another process's groups hold it (``cgroups``: then suffixed)
     name: str
     runtime: Runtime
     #: bind-mounted read-only at /code

@@ -40,7 +40,7 @@ from sless.models.endings import Ending, of_wait_status, worker_ended
 
 from . import gvisor as gvisor_sandbox
 from . import seccomp as seccomp_filter
-from .cgroups import DEFAULT_ROOT, Cgroup
+from .cgroups import Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
 from .gvisor import Gvisor
 from .specs import Limits, SandboxSpec
@@ -118,6 +118,11 @@ class Worker:
     @property
     def cgroup_limited(self) -> bool:
         return self._cgroup is not None
+
+    @property
+    def cgroup_dirs(self) -> dict[str, Path]:
+        """Its groups by controller: its own, not necessarily named after it (``cgroups``)."""
+        return {} if self._cgroup is None else dict(self._cgroup.dirs)
 
     def oom_killed(self) -> bool:
         """Whether the kernel's OOM killer hit the worker (needs cgroup limits)."""
@@ -368,9 +373,7 @@ async def start_worker(
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
     limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
-    cgroup, reason = Cgroup.create(
-        spec.name, limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
-    )
+    cgroup, reason = Cgroup.create(spec.name, limits, cgroup_root, tenant=spec.namespace)
     log_fd = spec.open_log()
     try:
         process = await _spawn(
@@ -449,11 +452,8 @@ async def check_handler(
     )
     owned: list[Path] = []
     _prepare_socket_dir(spec)
-    check_spec_name = f"{spec.name}.check"
     limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
-    cgroup, _ = Cgroup.create(
-        check_spec_name, limits, cgroup_root or DEFAULT_ROOT, tenant=spec.namespace
-    )
+    cgroup, _ = Cgroup.create(f"{spec.name}.check", limits, cgroup_root, tenant=spec.namespace)
     log_fd = spec.open_log()
     try:
         process = await _spawn(

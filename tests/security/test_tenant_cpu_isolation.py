@@ -70,12 +70,14 @@ async def test_a_tenants_workers_share_one_cpu_group(tmp_path: Path, isolation: 
         for tenant in (busy, quiet):
             shares = int((CPU / tenant / "cpu.shares").read_text())
             assert shares == TENANT_CPU_SHARES
-        busy_dirs = sorted(p.name for p in (CPU / busy).iterdir() if p.is_dir())
-        assert busy_dirs == sorted(w.name for w in workers[:3])
+        busy_dirs = sorted(p for p in (CPU / busy).iterdir() if p.is_dir())
+        assert busy_dirs == sorted(w.cgroup_dirs["cpu"] for w in workers[:3])
         for worker, tenant in zip(workers, [busy, busy, busy, quiet], strict=True):
             assert worker.cgroup_reason.endswith("per-tenant cpu shares applied")
-            memory = Path("/sys/fs/cgroup/memory/sless") / worker.name
-            in_cpu = procs(CPU / tenant / worker.name)
+            memory = worker.cgroup_dirs["memory"]
+            cpu = worker.cgroup_dirs["cpu"]
+            assert cpu.parent == CPU / tenant
+            in_cpu = procs(cpu)
             assert worker.pid in in_cpu
             assert len(in_cpu) >= 3  # bwrap, the sandbox's pid 1, the runtime
             # the same processes as the worker's memory group (the per-worker limits stay)
@@ -85,12 +87,12 @@ async def test_a_tenants_workers_share_one_cpu_group(tmp_path: Path, isolation: 
             assert int((memory / "memory.limit_in_bytes").read_text()) == limit_mb * 1024 * 1024
             for pid in in_cpu:
                 if alive(pid):
-                    assert cpu_path_of(pid) == f"/sless/{tenant}/{worker.name}"
+                    assert cpu_path_of(pid) == f"/sless/{tenant}/{cpu.name}"
+        groups = [path for worker in workers for path in worker.cgroup_dirs.values()]
     finally:
         for worker in workers:
             await worker.stop()
-    for worker, tenant in zip(workers, [busy, busy, busy, quiet], strict=True):
-        assert not (CPU / tenant / worker.name).exists()
+    assert not [path for path in groups if path.exists()]
     for tenant in (busy, quiet):
         (CPU / tenant).rmdir()  # empty once the workers are gone
 
@@ -131,7 +133,8 @@ def test_without_the_cpu_controller_limits_stay_and_a_warning_is_logged(
     assert cgroup is not None
     assert reason == "cgroup v1 memory and pids limits applied; no cpu shares"
     assert set(cgroup.dirs) == {"memory", "pids"}
-    assert (tmp_path / "pids/sless/w1/pids.max").read_text() == "8"
-    assert (tmp_path / "memory/sless/w1/memory.limit_in_bytes").read_text() == str(64 << 20)
+    assert cgroup.dirs["pids"] == tmp_path / "pids/sless/w1"  # the name was free
+    assert (cgroup.dirs["pids"] / "pids.max").read_text() == "8"
+    assert (cgroup.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(64 << 20)
     assert not (tmp_path / "cpu").exists()
     assert any("no per-tenant CPU shares" in r.getMessage() for r in caplog.records)

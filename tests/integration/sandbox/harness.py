@@ -208,3 +208,17 @@ async def run_probe(worker: Worker, code: str, timeout_s: float = 30) -> dict[st
     if status != 200 or not isinstance(data, dict):
         raise AssertionError(f"probe failed: {status} {data!r}")
     return data
+
+
+def groups_named(name: str) -> list[Path]:
+    """Every cgroup on the host made for a worker ``name``: ``name`` itself or ``name``
+    with the suffix that made it unique (``sless.sandbox.cgroups``). For a worker that
+    never started; a running one's own groups are ``Worker.cgroup_dirs``."""
+    root = Path("/sys/fs/cgroup")
+    parents = [root / "memory/sless", root / "pids/sless", *root.glob("cpu/sless/*/")]
+    return [
+        path
+        for parent in parents
+        for path in [parent / name, *parent.glob(f"{name}.*")]
+        if path.is_dir()
+    ]

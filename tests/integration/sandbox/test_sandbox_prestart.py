@@ -198,18 +198,21 @@ async def test_the_worker_moves_into_the_tenants_cgroup_with_the_functions_memor
             pytest.skip(f"no cgroup limits on this host: {worker.cgroup_reason}")
         pids = worker.pids()
         assert pids
+        dirs = worker.cgroup_dirs
+        # named as a directly started worker of the function would be (the name is free)
+        assert {d.name for d in dirs.values()} == {spec.name}
+        assert dirs["cpu"].parent == Path("/sys/fs/cgroup/cpu/sless/tenant-c")
         for pid in pids:
             groups = Path(f"/proc/{pid}/cgroup").read_text()
             cpu = next(line for line in groups.splitlines() if ":cpu," in line or ":cpu:" in line)
-            assert cpu.endswith(f"/sless/tenant-c/{spec.name}"), cpu
+            assert cpu.endswith(":/" + str(dirs["cpu"].relative_to("/sys/fs/cgroup/cpu"))), cpu
         memory = next(
             line.split(":", 2)[2]
             for line in Path(f"/proc/{min(pids)}/cgroup").read_text().splitlines()
             if ":memory:" in line
         )
-        # named as a directly started worker of the function would be
-        assert memory == f"/sless/{spec.name}"
-        limit = Path("/sys/fs/cgroup/memory", memory.lstrip("/"), "memory.limit_in_bytes")
+        assert memory == "/" + str(dirs["memory"].relative_to("/sys/fs/cgroup/memory"))
+        limit = dirs["memory"] / "memory.limit_in_bytes"
         assert int(limit.read_text()) == 96 * 1024 * 1024
     finally:
         await worker.stop()

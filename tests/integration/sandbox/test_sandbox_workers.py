@@ -19,6 +19,7 @@ from sless.sandbox import (
 from tests.integration.sandbox.harness import (
     RUNTIMES_DIR,
     alive,
+    groups_named,
     launch,
     make_spec,
     request,
@@ -65,13 +66,17 @@ async def test_worker_is_in_its_cgroup_and_cleaned_up(tmp_path: Path) -> None:
     pids = worker.pids()
     assert worker.pid in pids
     assert len(pids) >= 3  # bwrap, the sandbox's pid 1, the runtime
-    cgroup_dir = Path("/sys/fs/cgroup/pids/sless") / worker.name
-    assert (cgroup_dir / "pids.max").read_text().strip() == "32"
-    memory_dir = Path("/sys/fs/cgroup/memory/sless") / worker.name
-    assert int((memory_dir / "memory.limit_in_bytes").read_text()) == 128 * 1024 * 1024
+    dirs = worker.cgroup_dirs
+    assert {d.parent for d in dirs.values()} >= {
+        Path("/sys/fs/cgroup/pids/sless"),
+        Path("/sys/fs/cgroup/memory/sless"),
+    }
+    assert (dirs["pids"] / "pids.max").read_text().strip() == "32"
+    assert int((dirs["memory"] / "memory.limit_in_bytes").read_text()) == 128 * 1024 * 1024
+    assert {int(p) for p in (dirs["memory"] / "cgroup.procs").read_text().split()} == pids
     await worker.stop()
-    assert not cgroup_dir.exists()
-    assert not memory_dir.exists()
+    assert not [d for d in dirs.values() if d.exists()]
+    assert worker.cgroup_dirs == {}
     assert not worker.socket_path.exists()
     assert not [pid for pid in pids if alive(pid)]
 
@@ -130,7 +135,7 @@ async def test_start_failure_reports_the_log_tail(tmp_path: Path) -> None:
     with pytest.raises(WorkerStartError, match="broken at import 7") as info:
         await launch(spec)
     assert "exited with status 1" in str(info.value)
-    assert not (Path("/sys/fs/cgroup/pids/sless") / spec.name).exists()
+    assert not groups_named(spec.name)
 
 
 async def test_start_timeout_kills_the_worker(tmp_path: Path) -> None:
@@ -140,7 +145,7 @@ async def test_start_timeout_kills_the_worker(tmp_path: Path) -> None:
     with pytest.raises(WorkerStartError, match="not ready within 1s"):
         await start_worker(spec, runtimes_dir=RUNTIMES_DIR, start_timeout_s=1)
     assert time.monotonic() - started < 10
-    assert not (Path("/sys/fs/cgroup/pids/sless") / spec.name).exists()
+    assert not groups_named(spec.name)
 
 
 @pytest.mark.parametrize("runtime", ["python3.11", "nodejs20"])
