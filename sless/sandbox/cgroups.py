@@ -70,6 +70,11 @@ def tenant_group(namespace: str) -> str:
     return namespace if _TENANT_RE.match(namespace) else UNTENANTED
 
 
+def _new_token() -> str:
+    """What makes one group's names unique: this process and a serial within it."""
+    return f"{os.getpid()}-{next(_serials)}"
+
+
 def _candidates(name: str, token: str) -> Iterator[str]:
     """The names a group of worker ``name`` may take, in order: ``name`` itself, then one
     unique to this process and this group (``token``), then random ones."""
@@ -142,7 +147,7 @@ class Cgroup:
         self.dirs = dirs
         self.root = root
         #: what makes this group's names unique when the worker's is taken
-        self.token = token or f"{os.getpid()}-{next(_serials)}"
+        self.token = token or _new_token()
 
     @property
     def name(self) -> str:
@@ -162,7 +167,7 @@ class Cgroup:
         ``tenant`` (the function's namespace) picks the cpu group the worker shares with
         the tenant's other workers. ``root``: where the hierarchies are (``DEFAULT_ROOT``)."""
         root = root or DEFAULT_ROOT
-        token = f"{os.getpid()}-{next(_serials)}"
+        token = _new_token()
         dirs: dict[str, Path] = {}
         try:
             parents = []
