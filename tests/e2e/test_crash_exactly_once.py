@@ -58,6 +58,16 @@ def _lines(platform: Platform, tenant: Tenant, function: str) -> tuple[Counter[s
     return starts, ends
 
 
+def _mentions(platform: Platform, *words: str) -> str:
+    """The platform's own log lines and the tick function's log lines naming any of
+    ``words`` (a failed assertion shows what happened to that call)."""
+    texts = [platform.log_path.read_text(errors="replace")]
+    texts += [p.read_text(errors="replace") for p in (platform.data_dir / "logs").rglob("*.log")]
+    return "\n".join(
+        line for text in texts for line in text.splitlines() if any(w in line for w in words)
+    )[-6000:]
+
+
 def _iso(value: object) -> str:
     """A tick as the handler saw it (``sless-tick``: ISO 8601 in the trigger's zone, UTC)."""
     assert hasattr(value, "isoformat")
@@ -253,9 +263,15 @@ def test_sigkill_runs_every_async_call_and_tick_once_or_marks_it_interrupted(
         )
     for tick in claimed_at_kill:
         t = by_tick[tick]
+        record = records.get(str(t["id"]))
         assert t["state"] == "finished", (tick, t)
-        assert (tick_starts[tick], tick_ends[tick]) == (1, 1), tick
-        assert records[str(t["id"])]["status"] == 200, records[str(t["id"])]
+        assert (tick_starts[tick], tick_ends[tick]) == (1, 1), (
+            tick,
+            record,
+            _mentions(platform, tick, str(t["id"])),
+        )
+        assert record is not None, tick
+        assert record["status"] == 200, (tick, record)
     # none missing: every 2 s from the first tick to the last one claimed at the kill
     first = min(t["tick"] for t in ticks)
     expected = set()

@@ -6,6 +6,9 @@ re-reads everything periodically, so a missed notification only delays convergen
 For a function whose phase is ``Pending`` it builds the code (once per digest), checks in
 the sandbox that the handler imports, and marks the version Ready, which makes it the
 serving version. A version that fails to build leaves the previous one serving.
+``start`` returns once every function that served before has its pool again
+(``until_served``): the gateway then listens, and the event services fire what the
+restart recovered, without meeting a Ready function that has no pool yet.
 
 Held and rejected code is never built nor started: the code gate (``sless.store.CodeGate``)
 is asked when a spec is written (its phase is then Validating or Rejected, not Pending),
@@ -46,7 +49,7 @@ from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
 from sless.backends.local.reviewing import CodeReviews
 from sless.backends.local.triggering import TriggerTables
-from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid
+from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid, make_private
 from sless.backends.local.version_pools import VersionPools
 from sless.config import Settings
 from sless.models import (
@@ -83,20 +86,6 @@ log = logging.getLogger(__name__)
 _RESYNC_INTERVAL_S = 30.0
 _REAP_INTERVAL_S = 5.0
 Key = tuple[str, str]
-
-
-def _make_private(data_dir: Path) -> None:
-    """No tenant uid may list the data dir nor enter what it holds for the gateway (builds,
-    logs, blobs): workers read their code through their views, their logs through fds.
-    Searchable only: embedded PostgreSQL's own uid reaches ``pg`` by name."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    data_dir.chmod(0o711)
-    for name in ("builds", "logs"):
-        (data_dir / name).mkdir(exist_ok=True)
-        (data_dir / name).chmod(0o700)
-    blobs = data_dir / "blobs"  # only with local blobs (not S3); the blob store makes it 0700
-    if blobs.exists():
-        blobs.chmod(0o700)
 
 
 class LocalBackend(TriggerTables, VersionPools, CodeReviews):
@@ -164,7 +153,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
             uid_range = UidRange.of(sandbox)
             uid_range.check_host()  # UidRangeError: one line for the operator
             self.launcher.uids = SandboxUids(self.db, uid_range)
-            _make_private(self.settings.data_dir)
+            make_private(self.settings.data_dir)
         else:
             log.warning(
                 "the gateway is not root: every function runs as its uid %d, not as a host"
@@ -202,7 +191,10 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         await self._listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
         await self._listener.add_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
         await self.http_triggers.refresh()
-        await self.resync()
+        stored = await self.resync()
+        # what served before this start serves again before the gateway does, or fires
+        # cron ticks and queued calls: none may find a Ready function without its pool
+        await self.until_served([r.key for r in stored if r.serving_spec is not None])
         self._tasks.append(asyncio.create_task(self._periodic(), name="local-backend-periodic"))
         self._tasks.append(
             asyncio.create_task(
@@ -263,11 +255,13 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                     await self.http_triggers.refresh()
                     await self.resync()
 
-    async def resync(self) -> None:
+    async def resync(self) -> list[FunctionRecord]:
+        """Reconcile every function stored or served; returns the stored ones."""
         records = await self.functions.list_all()
         seen = {record.key for record in records}
         for key in seen | set(self._index) | set(self._pools):
             self.schedule(key)
+        return records
 
     # -- the http trigger view -----------------------------------------------------------
 
@@ -314,6 +308,8 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self._index[key] = record
         function = record.function
         if function.status.phase is Phase.PENDING and function.spec.code is not None:
+            if key not in self._pools and record.serving_spec is not None:
+                await self._configure_pool(key, record)  # what served, while this builds
             checked = await self._build_and_check(record)
             if checked is not None:
                 # serve it first, then say Ready: a call made as soon as the phase reads

@@ -124,3 +124,17 @@ class SandboxUids:
         ids = self.range.ids(int(slot))
         self._known[namespace] = ids
         return ids
+
+
+def make_private(data_dir: Path) -> None:
+    """No tenant uid may list the data dir nor enter what it holds for the gateway (builds,
+    logs, blobs): workers read their code through their views, their logs through fds.
+    Searchable only: embedded PostgreSQL's own uid reaches ``pg`` by name."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.chmod(0o711)
+    for name in ("builds", "logs"):
+        (data_dir / name).mkdir(exist_ok=True)
+        (data_dir / name).chmod(0o700)
+    blobs = data_dir / "blobs"  # only with local blobs (not S3); the blob store makes it 0700
+    if blobs.exists():
+        blobs.chmod(0o700)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from contextlib import AbstractAsyncContextManager
 
 from pydantic import SecretStr
@@ -33,6 +34,8 @@ from sless.store import CodeGate, FunctionRecord, VersionRepository
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
+#: how long a start waits for the functions that served before it to serve again
+SERVE_AT_START_S = 60.0
 
 
 class NotAdmitted(Exception):
@@ -52,6 +55,29 @@ class VersionPools:
     #: the pools of the other versions its traffic split names: (namespace, name, v3)
     _version_pools: dict[tuple[str, str, str], FunctionPool]
     _draining: set[asyncio.Task[None]]
+    #: each function's reconcile in progress
+    _workers: dict[Key, asyncio.Task[None]]
+
+    async def until_served(self, keys: list[Key], timeout_s: float = SERVE_AT_START_S) -> None:
+        """Wait until each function of ``keys`` has its serving pool (its first worker may
+        still be starting: calls wait for it, as for any cold start), or its reconcile
+        ended without one (refused code, a missing secret: logged), at most ``timeout_s``:
+        then it names those still missing, which serve once their reconcile ends."""
+        deadline = time.monotonic() + timeout_s
+        while waiting := [k for k in keys if k not in self._pools and not self._reconciled(k)]:
+            if time.monotonic() >= deadline:
+                names = ", ".join(f"{ns}/{name}" for ns, name in waiting[:10])
+                log.warning(
+                    "serving before %d function(s) had their pools again: %s",
+                    len(waiting),
+                    names,
+                )
+                return
+            await asyncio.sleep(0.02)
+
+    def _reconciled(self, key: Key) -> bool:
+        task = self._workers.get(key)
+        return task is None or task.done()
 
     def egress_connections(self) -> dict[str, tuple[int, int]]:
         """What the egress proxies of the pools hold and refused, per namespace (metrics)."""
