@@ -1,22 +1,43 @@
-"""The broker a RabbitMQ trigger names: which URLs the platform connects to.
+"""The broker a RabbitMQ trigger names: which addresses the platform connects to.
 
 The gateway (embedded mode) or ``sless events`` (Kubernetes mode) connects to a trigger's
 broker itself, from the provider's network: no sandbox and no egress allowlist stand in
 between, and RabbitMQ's ``guest`` works from loopback, exactly where the platform connects
-from. So a broker URL meets the rule of function egress (``sless.models.reach``: loopback,
+from. So a broker meets the rule of function egress (``sless.models.reach``: loopback,
 link-local and metadata, the private ranges the provider did not open, this machine's own
 addresses), except the brokers the provider runs for its tenants
-(``SLESS_EVENTS_BROKERS_ALLOWED``). The check runs before every connect.
+(``SLESS_EVENTS_BROKERS_ALLOWED``).
+
+One mechanism decides, on every connect: ``CheckedTransport``, the socket factory of the
+AMQP connection, so the first connect and each reconnect the robust connection makes by
+itself (when the broker went away) alike. It resolves the name once, refuses it if any
+address is refused, and connects to an address it checked, never by name: a name that
+answers the check with a public address and the connect with loopback (DNS rebinding)
+gets nowhere. TLS still verifies the broker's name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
+import socket
 from collections.abc import Collection
+from typing import Any
 from urllib.parse import urlsplit
 
+from aiormq.connection import TransportFactory
+from aiormq.exceptions import AMQPConnectionError
+from yarl import URL
+
 from sless.sandbox.egress import egress_reach
+
+log = logging.getLogger(__name__)
+
+
+async def _getaddrinfo(host: str, port: int) -> list[Any]:
+    """The one place a broker's name is resolved."""
+    return await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
 
 
 class BrokerUrlRefused(Exception):
@@ -35,22 +56,21 @@ def check_broker_scheme(url: str) -> tuple[str, int]:
     return parts.hostname, port or (5671 if parts.scheme == "amqps" else 5672)
 
 
-async def check_broker_url(url: str, brokers_allowed: Collection[str] = ()) -> None:
-    """Refuse a broker the gateway's machine must not reach for a tenant: the rule of
-    function egress (``sless.models.reach``), bar the provider's own ``brokers_allowed``
-    (``host:port`` as URLs name them). Checked before every connect; a name resolving
-    elsewhere between this check and the connect is a known limit."""
-    host, port = check_broker_scheme(url)
-    if f"{host.lower().rstrip('.')}:{port}" in {b.lower() for b in brokers_allowed}:
-        return
+async def broker_addresses(host: str, port: int, brokers_allowed: Collection[str]) -> list[str]:
+    """The addresses ``host`` resolves to, in order, once: each one passes the rule of
+    function egress (``sless.models.reach``) unless the provider lists ``host:port`` as
+    its own (``brokers_allowed``, as URLs name them); else ``BrokerUrlRefused``."""
+    allowed = f"{host.lower().rstrip('.')}:{port}" in {b.lower() for b in brokers_allowed}
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port)
+        infos = await _getaddrinfo(host, port)
     except OSError:
         raise BrokerUrlRefused("the broker host does not resolve") from None
+    addresses = list(dict.fromkeys(str(info[4][0]).split("%", 1)[0] for info in infos))
+    if not addresses:
+        raise BrokerUrlRefused("the broker host does not resolve")
     reach = egress_reach()
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        why = reach.refusal(address)
+    for address in addresses:
+        why = None if allowed else reach.refusal(ipaddress.ip_address(address))
         if why is None:
             continue
         try:
@@ -61,3 +81,38 @@ async def check_broker_url(url: str, brokers_allowed: Collection[str] = ()) -> N
             f"broker refused: {why} (a broker of the provider's own is listed in"
             " SLESS_EVENTS_BROKERS_ALLOWED)"
         )
+    return addresses
+
+
+class CheckedTransport(TransportFactory):
+    """How every connection to one trigger's broker is made (aiormq's transport factory):
+    to an address ``broker_addresses`` checked just now. A refusal is logged under the
+    trigger's ``label`` and raised (the robust connection tries again later)."""
+
+    def __init__(self, brokers_allowed: Collection[str], label: str) -> None:
+        self.brokers_allowed = tuple(brokers_allowed)
+        self.label = label
+
+    async def create(
+        self, url: URL, **kwargs: Any
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        ssl_provider = kwargs.pop("ssl_context_provider", None)
+        host, port = url.host or "", url.port or 5672
+        try:
+            addresses = await broker_addresses(host, port, self.brokers_allowed)
+        except BrokerUrlRefused as e:
+            log.warning("trigger %s: %s", self.label, e)
+            raise
+        ssl = None
+        if url.scheme == "amqps" and ssl_provider is not None:
+            ssl = await ssl_provider.get_context()
+        failed: OSError | None = None
+        for address in addresses:
+            try:
+                return await asyncio.open_connection(
+                    address, port, ssl=ssl, server_hostname=host if ssl else None, **kwargs
+                )
+            except OSError as e:
+                failed = e
+        assert failed is not None  # broker_addresses returns at least one
+        raise AMQPConnectionError(*failed.args) from failed

@@ -61,7 +61,7 @@ from pydantic import SecretStr, ValidationError
 from sless.backends import Serving, Tracing, valid_traceparent
 from sless.config import EventsSettings
 from sless.errors import NotFound
-from sless.events.brokers import BrokerUrlRefused, check_broker_url
+from sless.events.brokers import BrokerUrlRefused, CheckedTransport
 from sless.events.calling import invoke, record_outcome
 from sless.events.sources import TriggerSource
 from sless.models import RabbitMQSource, Trigger
@@ -99,14 +99,20 @@ def _content_type(message: AbstractIncomingMessage) -> str:
     return "application/json"
 
 
-async def _connect(url: SecretStr, name: str) -> AbstractRobustConnection:
-    """``aio_pika.connect_robust``, except that a first connect that fails closes the
-    connection object: left to the garbage collector, its ``__del__`` would schedule
-    ``close()`` on whichever event loop runs then."""
+async def _connect(
+    url: SecretStr, name: str, transport: CheckedTransport
+) -> AbstractRobustConnection:
+    """``aio_pika.connect_robust``, except that every connect, the first and each
+    reconnect, goes through ``transport`` (to an address it checked: ``brokers``), and
+    that a first connect that fails closes the connection object: left to the garbage
+    collector, its ``__del__`` would schedule ``close()`` on whichever event loop runs
+    then."""
     connection = aio_pika.RobustConnection(
         make_url(url.get_secret_value(), reconnect_interval=1.0),
         client_properties={"connection_name": name},
     )
+    # aio-pika keeps only the arguments it knows; aiormq's connection takes the factory
+    connection.kwargs["transport_factory"] = transport
     try:
         await connection.connect()
     except BaseException:
@@ -188,8 +194,8 @@ class Consumer:
                 await self._consume()
             except asyncio.CancelledError:
                 raise
-            except BrokerUrlRefused as e:
-                log.warning("trigger %s: %s, retrying in %g s", self._label, e, delay)
+            except BrokerUrlRefused:  # the transport said why
+                log.info("trigger %s: retrying in %g s", self._label, delay)
             except Exception as e:  # the broker is away or refused us: try again later
                 log.warning(
                     "trigger %s: broker connection failed (%s), retrying in %g s",
@@ -205,8 +211,8 @@ class Consumer:
             delay = min(delay * 2, _RECONNECT_MAX_S)
 
     async def _consume(self) -> None:
-        await check_broker_url(self._url.get_secret_value(), self.settings.brokers_allowed)
-        connection = await _connect(self._url, f"sless {self._label}")
+        transport = CheckedTransport(self.settings.brokers_allowed, self._label)
+        connection = await _connect(self._url, f"sless {self._label}", transport)
         try:
             channel = await connection.channel(publisher_confirms=True)
             await channel.set_qos(prefetch_count=self.source.prefetch)
