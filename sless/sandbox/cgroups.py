@@ -148,6 +148,8 @@ class Cgroup:
         self.root = root
         #: what makes this group's names unique when the worker's is taken
         self.token = token or _new_token()
+        #: groups made for a move that failed half-way (``assign``), removed with the rest
+        self._spares: list[Path] = []
 
     @property
     def name(self) -> str:
@@ -270,9 +272,13 @@ class Cgroup:
             return
         group = _tenant_dir(self.root, tenant)
         new = group / _claim([group], names)
-        for pid in sorted(self.pids()):
-            with contextlib.suppress(ProcessLookupError):
-                (new / "cgroup.procs").write_text(str(pid))
+        try:
+            for pid in sorted(self.pids()):
+                with contextlib.suppress(ProcessLookupError):
+                    (new / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            self._spares.append(new)  # the caller stops the worker: ``remove`` takes it
+            raise
         self.dirs["cpu"] = new
         with contextlib.suppress(OSError):
             old.rmdir()
@@ -333,14 +339,21 @@ class Cgroup:
         ``remove`` (``Worker.stop`` is idempotent) must not reach a group that another
         worker has since made under the same name."""
         for controller, path in list(self.dirs.items()):
-            for _ in range(100):
-                try:
-                    path.rmdir()
-                except FileNotFoundError:
-                    pass
-                except OSError:
-                    # busy until the last killed process is reaped
-                    time.sleep(0.01)
-                    continue
+            if _rmdir(path):
                 del self.dirs[controller]
-                break
+        self._spares = [path for path in self._spares if not _rmdir(path)]
+
+
+def _rmdir(path: Path) -> bool:
+    """Remove a group's directory (gone already counts); False if it stayed busy."""
+    for _ in range(100):
+        try:
+            path.rmdir()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            # busy until the last killed process is reaped
+            time.sleep(0.01)
+            continue
+        return True
+    return False

@@ -236,3 +236,31 @@ def test_a_prestarted_group_is_never_renamed_onto_a_live_one(
         for cgroup in (prestarted, direct):
             cgroup.kill_all()
             cgroup.remove()
+
+
+def test_an_assign_that_fails_moving_the_processes_leaves_no_group_behind(
+    tenant: str, sleepers: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pre-started worker moves to a cpu group made for it in its tenant's; when a move
+    fails (the kernel may answer EBUSY), the caller stops the worker, and that group must
+    go with the others (the ``tenant`` fixture's rmdir of the tenant's group fails if
+    one is left in it)."""
+    prestarted = create(f"prestart.{uuid.uuid4().hex[:10]}", "")
+    group = Path("/sys/fs/cgroup/cpu/sless") / tenant
+    write_text = Path.write_text
+
+    def refuse_moves(path: Path, data: str, *args: object, **kwargs: object) -> int:
+        if path.name == "cgroup.procs" and path.parent.parent == group:
+            raise OSError(16, "Device or resource busy")
+        return write_text(path, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    try:
+        sleeper_in(prestarted, sleepers)
+        monkeypatch.setattr(Path, "write_text", refuse_moves)
+        with pytest.raises(OSError, match="busy"):
+            prestarted.assign(f"test.{uuid.uuid4().hex[:10]}", tenant, SMALL)
+        monkeypatch.undo()
+    finally:
+        prestarted.kill_all()
+        prestarted.remove()
+    assert [p.name for p in group.iterdir() if p.is_dir()] == []
