@@ -123,4 +123,3 @@ def test_assign_to_a_free_name_takes_it(root: Path) -> None:
     prestarted.assign("ns.fn.v1.7", "t1", SMALL)
     assert prestarted.name == "ns.fn.v1.7"
     assert {p.name for p in prestarted.dirs.values()} == {"ns.fn.v1.7"}
-
