@@ -53,6 +53,9 @@ class Response:
     body: bytes
     #: the version that answered
     version: str | None = None
+    #: when the wait for a worker (or a pod) started for this call began and ended
+    #: (``time.time_ns``); None: the call found one running
+    cold_start: tuple[int, int] | None = None
 
 
 def route(spec: FunctionSpec, version: str | None = None) -> str | None:
@@ -133,7 +136,8 @@ async def call_function(
         chunks = []
         while chunk := await stream.read():
             chunks.append(chunk)
-        return Response(stream.status, stream.headers, b"".join(chunks), stream.version)
+        cold = stream.leased if stream.cold else None
+        return Response(stream.status, stream.headers, b"".join(chunks), stream.version, cold)
 
 
 class Stream:

@@ -20,8 +20,9 @@ the function's spans are its children) holding ``sless.cold_start`` when the cal
 for a worker or a pod to start, and ``sless.record``. A call queued by ``/fn/...``
 (``X-Sless-Async``) has ``sless.enqueue`` (producer) instead of ``sless.call``: its
 ``traceparent`` is stored with the queued call, and each attempt of it is a
-``sless.invoke`` (consumer) whose parent is that span, with its own ``sless.call``. A cron
-tick or a job run starts a trace of its own (``Tracing.begin_background``).
+``sless.invoke`` (consumer) whose parent is that span, with its own ``sless.call`` (and
+``sless.cold_start``). A cron tick or a job run starts a trace of its own
+(``Tracing.begin_background``).
 
 **Tenants see only their own spans**: every span carries the owning namespace
 (``sless.namespace``) and nothing of another call; a backend that serves tenants filters

@@ -97,8 +97,7 @@ async def invoke(
     started_at = datetime.now(UTC)
     status, payload, content_type = 500, b"", None
     error: str | None = None
-    message = ""
-    reason: str | None = None
+    message, reason, cold_start = "", None, None
     named, version = version, None
     calling = time.time_ns()
     try:
@@ -117,7 +116,7 @@ async def invoke(
             version=version,
             traceparent=trace.traceparent if trace is not None else None,
         )
-        status, payload = response.status, response.body
+        status, payload, cold_start = response.status, response.body, response.cold_start
         content_type = next(
             (v.decode("latin-1") for k, v in response.headers if k == b"content-type"), None
         )
@@ -141,10 +140,11 @@ async def invoke(
     )
     if trace is not None and tracing is not None and trace.recording:
         trace.mark("sless.call", calling, 0, {"sless.response_bytes": len(payload)})
+        if cold_start is not None:  # as on /fn/...: the wait for a worker started for it
+            trace.mark("sless.cold_start", *cold_start)
         attributes = _span_attributes(namespace, name, invocation_id, method, trigger, outcome)
         # an attempt of a queued call consumes what ``sless.enqueue`` produced
-        kind = kind or ("consumer" if traceparent else "internal")
-        tracing.end(trace, attributes, kind=kind)
+        tracing.end(trace, attributes, kind=kind or ("consumer" if traceparent else "internal"))
     return outcome
 
 

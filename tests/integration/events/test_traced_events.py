@@ -73,6 +73,8 @@ def test_an_async_call_continues_the_callers_trace_across_the_queue(
     gateway: RunningGateway, acme: httpx.Client, receiver: Receiver, database_url: str
 ) -> None:
     deploy(acme, NS, "traced", TRACED)
+    backend = gateway.app.api.state.platform.backend  # type: ignore[attr-defined]
+    assert backend.pool(NS, "traced") is None or backend.pool(NS, "traced").size == 0
     response = httpx.post(
         f"{gateway.url}/fn/{NS}/traced",
         headers={
@@ -107,6 +109,11 @@ def test_an_async_call_continues_the_callers_trace_across_the_queue(
     assert enqueue.parent_span_id == queued.span_id
     assert attempt.parent_span_id == enqueue.span_id, "the attempt is the enqueue's child"
     assert call.parent_span_id == attempt.span_id
+    # the attempt found no worker running: its wait for one is a span, as on /fn/...
+    cold = _one(spans, "sless.cold_start")
+    assert cold.parent_span_id == call.span_id
+    assert attempt.start_time_unix_nano <= cold.start_time_unix_nano
+    assert cold.end_time_unix_nano <= call.end_time_unix_nano
     parsed = parse_traceparent(seen["traceparent"])
     assert parsed is not None
     assert parsed[1] == call.span_id.hex(), "the handler's parent is the attempt's call span"
@@ -154,6 +161,7 @@ def test_a_job_run_and_cron_ticks_start_traces_of_their_own(
     spans = _spans(gateway, receiver, seen["trace_id"], 2)
     run = _one(spans, "sless.invoke", **{"sless.trigger": "job:nightly"})
     assert not run.parent_span_id, "a run is the root of its trace"
+    assert _one(spans, "sless.cold_start").parent_span_id == _one(spans, "sless.call").span_id
     assert _one(spans, "sless.call").span_id.hex() == parsed[1]
     assert attributes(run)["sless.invocation_id"] == status["invocation_id"]
 
