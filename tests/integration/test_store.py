@@ -155,3 +155,52 @@ def test_migrations_are_applied_once(database_url: str) -> None:
             await pool.close()
 
     asyncio.run(scenario())
+
+
+def test_a_function_left_pending_by_a_refused_first_upload_reads_rejected(
+    database_url: str,
+) -> None:
+    """Migration 0024: rows stored before a refused upload set the phase (a function with
+    no code, its last report a reject) read Rejected with the reason; the others stay."""
+    reject = {
+        "verdict": "reject",
+        "findings": [
+            {"rule": "a", "message": "reads a file", "severity": "review"},
+            {"rule": "b", "message": "sends the environment out", "severity": "reject"},
+        ],
+    }
+    code = {"sha256": "0" * 64, "size": 1}
+    rows = {
+        "stale": ({"runtime": "python3.11"}, "Pending", reject),
+        "no-upload-yet": ({"runtime": "python3.11"}, "Pending", None),
+        "building": ({"runtime": "python3.11", "code": code}, "Pending", reject),
+        "explicit-null": ({"runtime": "python3.11", "code": None}, "Pending", reject),
+    }
+
+    async def run() -> dict[str, tuple[str, str]]:
+        pool = await create_pool(database_url)
+        try:
+            await migrate(pool)
+            for name, (spec, phase, validation) in rows.items():
+                await pool.execute(
+                    "INSERT INTO functions (namespace, name, spec, phase, validation)"
+                    " VALUES ('sless-acme', $1, $2, $3, $4)",
+                    name,
+                    spec,
+                    phase,
+                    validation,
+                )
+            # as on a database the release before this one left
+            await pool.execute("DELETE FROM schema_migrations WHERE version = 24")
+            assert 24 in await migrate(pool)
+            found = await pool.fetch("SELECT name, phase, message FROM functions")
+            return {r["name"]: (r["phase"], r["message"]) for r in found}
+        finally:
+            await pool.close()
+
+    after = asyncio.run(run())
+    rejected = ("Rejected", "upload rejected: sends the environment out")
+    assert after["stale"] == rejected
+    assert after["explicit-null"] == rejected
+    assert after["no-upload-yet"] == ("Pending", "")
+    assert after["building"] == ("Pending", "")
