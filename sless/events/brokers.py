@@ -9,18 +9,18 @@ addresses), except the brokers the provider runs for its tenants
 (``SLESS_EVENTS_BROKERS_ALLOWED``).
 
 One mechanism decides, on every connect: ``CheckedTransport``, the socket factory of the
-AMQP connection, so the first connect and each reconnect the robust connection makes by
-itself (when the broker went away) alike. It resolves the name once, refuses it if any
-address is refused, and connects to an address it checked, never by name: a name that
-answers the check with a public address and the connect with loopback (DNS rebinding)
-gets nowhere. TLS still verifies the broker's name.
+AMQP connection, so the first connect and each reconnect after the broker went away (the
+consumer's own, ``sless.events.consuming``: the connection never reconnects by itself)
+alike. It resolves the name once, refuses it if any address is refused, and connects to
+an address it checked, never by name: a name that answers the check with a public address
+and the connect with loopback (DNS rebinding) gets nowhere. TLS still verifies the
+broker's name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
 import socket
 from collections.abc import Collection
 from typing import Any
@@ -31,8 +31,6 @@ from aiormq.exceptions import AMQPConnectionError
 from yarl import URL
 
 from sless.sandbox.egress import egress_reach
-
-log = logging.getLogger(__name__)
 
 
 async def _getaddrinfo(host: str, port: int) -> list[Any]:
@@ -86,23 +84,17 @@ async def broker_addresses(host: str, port: int, brokers_allowed: Collection[str
 
 class CheckedTransport(TransportFactory):
     """How every connection to one trigger's broker is made (aiormq's transport factory):
-    to an address ``broker_addresses`` checked just now. A refusal is logged under the
-    trigger's ``label`` and raised (the robust connection tries again later)."""
+    to an address ``broker_addresses`` checked just now, else ``BrokerUrlRefused``."""
 
-    def __init__(self, brokers_allowed: Collection[str], label: str) -> None:
+    def __init__(self, brokers_allowed: Collection[str]) -> None:
         self.brokers_allowed = tuple(brokers_allowed)
-        self.label = label
 
     async def create(
         self, url: URL, **kwargs: Any
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         ssl_provider = kwargs.pop("ssl_context_provider", None)
         host, port = url.host or "", url.port or 5672
-        try:
-            addresses = await broker_addresses(host, port, self.brokers_allowed)
-        except BrokerUrlRefused as e:
-            log.warning("trigger %s: %s", self.label, e)
-            raise
+        addresses = await broker_addresses(host, port, self.brokers_allowed)
         ssl = None
         if url.scheme == "amqps" and ssl_provider is not None:
             ssl = await ssl_provider.get_context()

@@ -51,9 +51,9 @@ from typing import Any
 import aio_pika
 from aio_pika.abc import (
     AbstractChannel,
+    AbstractConnection,
     AbstractIncomingMessage,
     AbstractQueue,
-    AbstractRobustConnection,
 )
 from aio_pika.connection import make_url
 from pydantic import SecretStr, ValidationError
@@ -75,6 +75,8 @@ STATUS_HEADER = "x-sless-status"
 _RETRYABLE_4XX = frozenset({408, 429})
 _HEADER_VALUE = re.compile(r"[^\x20-\x7e]")
 _RECONNECT_MAX_S = 30.0
+#: how long closing a connection may take (a broker away may not answer)
+_CLOSE_TIMEOUT_S = 5.0
 #: how often a consumer asks the broker how many messages wait in its queue (its lag)
 LAG_INTERVAL_S = 10.0
 
@@ -99,17 +101,15 @@ def _content_type(message: AbstractIncomingMessage) -> str:
     return "application/json"
 
 
-async def _connect(
-    url: SecretStr, name: str, transport: CheckedTransport
-) -> AbstractRobustConnection:
-    """``aio_pika.connect_robust``, except that every connect, the first and each
-    reconnect, goes through ``transport`` (to an address it checked: ``brokers``), and
-    that a first connect that fails closes the connection object: left to the garbage
-    collector, its ``__del__`` would schedule ``close()`` on whichever event loop runs
-    then."""
-    connection = aio_pika.RobustConnection(
-        make_url(url.get_secret_value(), reconnect_interval=1.0),
-        client_properties={"connection_name": name},
+async def _connect(url: SecretStr, name: str, transport: CheckedTransport) -> AbstractConnection:
+    """One AMQP connection, made through ``transport`` (to an address it checked:
+    ``sless.events.brokers``). Not aio-pika's robust connection: that one reconnects by
+    itself, every second and without end, where the consumer's own loop reconnects (each
+    time through the check, with its backoff). A first connect that fails closes the
+    connection object: left to the garbage collector, its ``__del__`` would schedule
+    ``close()`` on whichever event loop runs then."""
+    connection = aio_pika.Connection(
+        make_url(url.get_secret_value()), client_properties={"connection_name": name}
     )
     # aio-pika keeps only the arguments it knows; aiormq's connection takes the factory
     connection.kwargs["transport_factory"] = transport
@@ -194,8 +194,8 @@ class Consumer:
                 await self._consume()
             except asyncio.CancelledError:
                 raise
-            except BrokerUrlRefused:  # the transport said why
-                log.info("trigger %s: retrying in %g s", self._label, delay)
+            except BrokerUrlRefused as e:
+                log.warning("trigger %s: %s, retrying in %g s", self._label, e, delay)
             except Exception as e:  # the broker is away or refused us: try again later
                 log.warning(
                     "trigger %s: broker connection failed (%s), retrying in %g s",
@@ -211,8 +211,12 @@ class Consumer:
             delay = min(delay * 2, _RECONNECT_MAX_S)
 
     async def _consume(self) -> None:
-        transport = CheckedTransport(self.settings.brokers_allowed, self._label)
+        """Consume on one connection until ``stop`` or until the connection closes (the
+        broker went away: ``_run`` connects again)."""
+        transport = CheckedTransport(self.settings.brokers_allowed)
         connection = await _connect(self._url, f"sless {self._label}", transport)
+        lost = asyncio.Event()
+        connection.close_callbacks.add(lambda *_: lost.set())
         try:
             channel = await connection.channel(publisher_confirms=True)
             await channel.set_qos(prefetch_count=self.source.prefetch)
@@ -223,29 +227,41 @@ class Consumer:
             self.consuming.set()
             self._registered = True
             log.info("trigger %s: consuming %r", self._label, self.queue_name)
-            while not self._stopping.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), LAG_INTERVAL_S)
-                if not self._stopping.is_set():
+            while not self._stopping.is_set() and not lost.is_set():
+                await self._pause(lost)
+                if not self._stopping.is_set() and not lost.is_set():
                     await self._probe_lag(channel)
+            if lost.is_set():  # unacknowledged messages go back to the queue
+                await self._drain()
+                raise ConnectionError("the broker closed the connection")
             with contextlib.suppress(Exception):  # the broker may be away: closing cancels
                 await queue.cancel(tag)
             await self._drain()
         finally:
             self.consuming.clear()
-            with contextlib.suppress(Exception):
-                await connection.close()
+            with contextlib.suppress(Exception):  # bounded: a broker away may not answer
+                await asyncio.wait_for(connection.close(), _CLOSE_TIMEOUT_S)
+
+    async def _pause(self, wake: asyncio.Event) -> None:
+        """Until ``stop``, ``wake`` (the connection was lost) or ``LAG_INTERVAL_S``."""
+        waits = [asyncio.ensure_future(self._stopping.wait()), asyncio.ensure_future(wake.wait())]
+        try:
+            await asyncio.wait(waits, timeout=LAG_INTERVAL_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
 
     async def _probe_lag(self, channel: AbstractChannel) -> None:
-        """Ask the broker how many messages wait (a passive declare only asks; on the
-        channel itself: aio-pika's robust channel answers a passive declare of a queue it
-        knows from memory). A failed or slow answer (the broker away or reconnecting) only
-        makes the lag unknown: consuming goes on, and the robust connection recovers."""
-        try:
+        """Ask the broker how many messages wait (a passive declare only asks). A failed
+        or slow answer (the broker away) only makes the lag unknown: consuming goes on, and
+        a lost connection ends it (``_consume``)."""
+
+        async def ask() -> Any:
             underlay = await channel.get_underlay_channel()
-            declared = await asyncio.wait_for(
-                underlay.queue_declare(self.queue_name, passive=True), LAG_INTERVAL_S
-            )
+            return await underlay.queue_declare(self.queue_name, passive=True)
+
+        try:
+            declared = await asyncio.wait_for(ask(), LAG_INTERVAL_S)
         except Exception as e:  # any failure: the figure is unknown, nothing more
             log.debug("trigger %s: lag probe failed (%s)", self._label, type(e).__name__)
             self.lag = None
