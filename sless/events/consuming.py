@@ -211,14 +211,16 @@ class Consumer:
             delay = min(delay * 2, _RECONNECT_MAX_S)
 
     async def _consume(self) -> None:
-        """Consume on one connection until ``stop`` or until the connection closes (the
-        broker went away: ``_run`` connects again)."""
+        """Consume on one connection until ``stop`` or until the connection or its channel
+        closes (the broker went away, or closed the channel: ``_run`` connects again)."""
         transport = CheckedTransport(self.settings.brokers_allowed)
         connection = await _connect(self._url, f"sless {self._label}", transport)
         lost = asyncio.Event()
         connection.close_callbacks.add(lambda *_: lost.set())
         try:
             channel = await connection.channel(publisher_confirms=True)
+            # a channel the broker closed (an error on it) is a lost connection too
+            channel.close_callbacks.add(lambda *_: lost.set())
             await channel.set_qos(prefetch_count=self.source.prefetch)
             self._channel = channel
             queue = await self._declare(channel)
