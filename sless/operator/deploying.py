@@ -234,7 +234,8 @@ async def _render(
             ns,
             name,
             spec.egress,
-            await op.api_server_addresses(),
+            # the API server's and the nodes' own addresses are excepted alike
+            [*await op.api_server_addresses(), *await op.node_addresses()],
             version=version,
             private_allowed=op.settings.egress.private_allowed,
         )

@@ -72,6 +72,18 @@ class Operator:
             or f"http://sless-gateway.{k.gateway_namespace}.svc:{g.port}"
         )
 
+    async def node_addresses(self) -> list[str]:
+        """Every address the cluster's Nodes report (internal and external): a node's
+        kubelet and host ports answer there. Function egress always excepts them, as it
+        does the API server's; a node that joins later is excepted when its functions'
+        policies are next written."""
+        found: set[str] = set()
+        for node in await self.api.list("/api/v1/nodes"):
+            for address in (node.get("status") or {}).get("addresses") or []:
+                if address.get("type") in ("InternalIP", "ExternalIP") and address.get("address"):
+                    found.add(str(address["address"]))
+        return sorted(found)
+
     async def api_server_addresses(self) -> list[str]:
         """Where the Kubernetes API answers: settings, the ``kubernetes`` Service's cluster
         IPs and its EndpointSlices' addresses. Function egress always excepts these."""

@@ -10,9 +10,10 @@ advisories (e.g. CVE-2020-8555 class SSRF, AWS IMDS) behind the permanent except
 A tenant writes its allowlist itself, so a rule never opens the provider's own network by
 itself: the ranges ``sless.models.reach`` refuses (loopback, link-local, multicast; the
 private, shared and reserved ranges the provider does not allow with
-``SLESS_EGRESS_PRIVATE_ALLOWED``: its nodes' kubelets, cluster Services, databases) and the
-API server's addresses are the ``except`` entries of each rule's ipBlock, and a rule
-wholly inside one of them is refused. The provider's own build egress is not a tenant's:
+``SLESS_EGRESS_PRIVATE_ALLOWED``: its nodes' kubelets, cluster Services, databases), the
+API server's addresses and the nodes' own (public ones too: the operator passes them with
+the API server's) are the ``except`` entries of each rule's ipBlock, and a rule wholly
+inside one of them is refused. The provider's own build egress is not a tenant's:
 only the metadata and API addresses are excepted there.
 
 ``host:port`` egress rules cannot be expressed: a NetworkPolicy only knows addresses, and
@@ -171,7 +172,8 @@ def _exceptions(network: Network, blocked: Iterable[Network]) -> list[str]:
             continue
         if network.subnet_of(block):  # type: ignore[arg-type]
             raise EgressRefused(
-                f"egress to {network} is never allowed (cloud metadata or Kubernetes API)"
+                f"egress to {network} is never allowed (cloud metadata, the Kubernetes API"
+                " or a node of the cluster)"
             )
         if block.subnet_of(network):  # type: ignore[arg-type]
             inside.add(block)

@@ -703,8 +703,26 @@ def test_an_unschedulable_build_says_why_and_fails_at_its_deadline(
     assert f"waiting for a node: {reason}" in failed["message"]
 
 
+@pytest.fixture
+def node(kube: Kube) -> Iterator[str]:
+    """A Node object with a public and an internal address (no kubelet behind it: the
+    test control plane schedules nothing); its addresses are in its status."""
+    name = f"sless-test-node-{uuid.uuid4().hex[:6]}"
+    kube.core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    addresses = [
+        {"type": "ExternalIP", "address": "203.0.113.7"},
+        {"type": "InternalIP", "address": "10.9.0.5"},
+        {"type": "Hostname", "address": name},
+    ]
+    kube.core.patch_node_status(name, {"status": {"addresses": addresses}})
+    try:
+        yield name
+    finally:
+        kube.core.delete_node(name)
+
+
 def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
-    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str, node: str
 ) -> None:
     ns = tenant
     deploy_function(kube, s3, op_settings, ns, "netok", {"egress": ["0.0.0.0/0:443"]})
@@ -719,6 +737,9 @@ def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     assert "169.254.0.0/16" in block["except"]
     assert "192.0.2.10/32" in block["except"]
     assert "10.96.0.1/32" in block["except"]
+    # a node's own addresses (its kubelet answers there), a public one included; its
+    # internal one lies in the allowed 10/8
+    assert {"203.0.113.7/32", "10.9.0.5/32"} <= set(block["except"])
     assert {"172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"} <= set(block["except"])
     assert "10.0.0.0/8" not in block["except"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 443}]

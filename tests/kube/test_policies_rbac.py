@@ -129,6 +129,7 @@ def test_operator_gets_what_it_needs_and_no_more(api: client.ApiClient) -> None:
         ("get", "pods/log", "", "sless-builds"),
         ("patch", "functions", "sless.kube5s.ru", "sless-acme"),
         ("create", "events", "", "sless-acme"),
+        ("list", "nodes", "", None),  # their addresses: excepted from function egress
     ]
     for verb, resource, group, ns in needed:
         resource, _, sub = resource.partition("/")
@@ -146,6 +147,8 @@ def test_operator_gets_what_it_needs_and_no_more(api: client.ApiClient) -> None:
         ("create", "runtimeclasses", "node.k8s.io", None),
         ("create", "customresourcedefinitions", "apiextensions.k8s.io", None),
         ("create", "functions", "sless.kube5s.ru", "sless-acme"),
+        ("patch", "nodes", "", None),
+        ("get", "nodes/proxy", "", None),
     ]
     for verb, resource, group, ns in refused:
         resource, _, sub = resource.partition("/")
