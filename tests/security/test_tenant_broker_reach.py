@@ -20,7 +20,7 @@ import pytest
 
 from sless.config import Settings
 from tests.conftest import RunningGateway
-from tests.integration.events.broker import Broker, ctl, queue, rabbitmq
+from tests.integration.events.broker import Broker, consumers_of, queue, rabbitmq
 from tests.support import deploy, wait_for
 
 __all__ = ["queue", "rabbitmq"]  # fixtures
@@ -35,15 +35,6 @@ HANDLER = {"handler.py": "def handle(event, context):\n    print('stolen', event
 def settings(settings: Settings) -> Settings:
     settings.events.brokers_allowed = []  # the provider lists no broker of its own
     return settings
-
-
-def _consumers(queue_name: str) -> int:
-    listed = ctl("list_queues", "-q", "--no-table-headers", "name", "consumers").stdout
-    for line in listed.splitlines():
-        name, _, count = line.partition("\t")
-        if name.strip() == queue_name:
-            return int(count)
-    return 0
 
 
 def test_a_trigger_on_the_providers_loopback_broker_never_connects(
@@ -66,6 +57,6 @@ def test_a_trigger_on_the_providers_loopback_broker_never_connects(
     )
     assert "refused" in tried[0], tried
     assert rabbitmq.password not in caplog.text
-    assert _consumers(queue) == 0, "the platform connected to the provider's broker"
+    assert consumers_of(queue) == 0, "the platform connected to the provider's broker"
     assert rabbitmq.count(queue) == 1, "a message left the provider's queue"
     assert "stolen" not in mallory.get(f"{NS}/functions/thief/logs").text

@@ -31,7 +31,7 @@ import pytest
 from sless.config import Settings
 from sless.events import brokers
 from tests.conftest import RunningGateway
-from tests.integration.events.broker import Broker, ctl, queue, rabbitmq
+from tests.integration.events.broker import Broker, consumers_of, queue, rabbitmq
 from tests.netns import TestHost
 from tests.support import deploy, wait_for
 
@@ -134,15 +134,6 @@ def tenant_broker() -> Iterator[Forwarder]:
         host.remove()
 
 
-def _consumers(queue_name: str) -> int:
-    listed = ctl("list_queues", "-q", "--no-table-headers", "name", "consumers").stdout
-    for line in listed.splitlines():
-        name, _, count = line.partition("\t")
-        if name.strip() == queue_name:
-            return int(count)
-    return 0
-
-
 def _trigger(gateway: RunningGateway, rabbitmq: Broker, queue: str) -> Any:
     mallory = gateway.tenant("mallory")
     deploy(mallory, "sless-mallory", "thief", HANDLER)
@@ -178,10 +169,10 @@ def test_the_connect_goes_to_the_address_the_check_passed_not_a_new_lookup(
     mallory = _trigger(gateway, rabbitmq, queue)
     wait_for(
         "two connects to the checked address, or a consumer on the provider's broker",
-        lambda: tenant_broker.accepted >= 2 or _consumers(queue) > 0,
+        lambda: tenant_broker.accepted >= 2 or consumers_of(queue) > 0,
         timeout=60,
     )
-    assert _consumers(queue) == 0, "the platform connected to the provider's broker"
+    assert consumers_of(queue) == 0, "the platform connected to the provider's broker"
     assert rabbitmq.count(queue) == 1, "a message left the provider's queue"
     assert "got" not in mallory.get(f"{NS}/functions/thief/logs").text
     assert rabbitmq.password not in caplog.text
@@ -199,7 +190,7 @@ def test_a_reconnect_after_the_broker_went_away_is_checked_again(
     resolver = Resolver(monkeypatch, [FAR])
     mallory = _trigger(gateway, rabbitmq, queue)
     # through the tenant's broker, as allowed: consuming, and a message reaches the function
-    wait_for("the consumer on the tenant's broker", lambda: _consumers(queue) == 1, timeout=60)
+    wait_for("the consumer on the tenant's broker", lambda: consumers_of(queue) == 1, timeout=60)
     rabbitmq.publish(queue, [("m1", b'{"n": 1}')])
     logs = f"{NS}/functions/thief/logs"
     wait_for("the first message handled", lambda: "got" in mallory.get(logs).text, timeout=60)
@@ -208,9 +199,9 @@ def test_a_reconnect_after_the_broker_went_away_is_checked_again(
     before = len(_refusals(caplog))
     tenant_broker.cut()
     wait_for("two refused reconnects", lambda: len(_refusals(caplog)) >= before + 2, timeout=60)
-    assert _consumers(queue) == 0, "a reconnect went to the provider's broker"
+    assert consumers_of(queue) == 0, "a reconnect went to the provider's broker"
     rabbitmq.publish(queue, [("m2", b'{"n": 2}')])
     wait_for("another refused reconnect", lambda: len(_refusals(caplog)) >= before + 3, timeout=60)
-    assert _consumers(queue) == 0, "a reconnect went to the provider's broker"
+    assert consumers_of(queue) == 0, "a reconnect went to the provider's broker"
     assert rabbitmq.count(queue) == 1, "a message left the provider's queue"
     assert rabbitmq.password not in caplog.text

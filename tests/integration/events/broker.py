@@ -118,6 +118,16 @@ _shared: Broker | None = None
 _started = False
 
 
+def consumers_of(queue_name: str) -> int:
+    """How many consumers the broker has on ``queue_name`` (0: none, or no such queue)."""
+    listed = ctl("list_queues", "-q", "--no-table-headers", "name", "consumers").stdout
+    for line in listed.splitlines():
+        name, _, count = line.partition("\t")
+        if name.strip() == queue_name:
+            return int(count)
+    return 0
+
+
 def _acquire() -> Broker:
     """The running broker, started (and installed with apt, as root) on first use, with a
     user whose password is unique to this session."""
