@@ -259,7 +259,10 @@ async def _relay(
     tasks = [asyncio.ensure_future(f()) for f in (from_caller, from_worker, idle)]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        return next(iter(done)).result()
+        # both sides may have ended in the same turn: the caller left, the worker was told
+        # and its connection ended. The caller's side decides, then the worker's: a worker
+        # that ends because it was told is no broken function.
+        return next(task for task in tasks if task in done).result()
     finally:
         for task in tasks:
             task.cancel()
