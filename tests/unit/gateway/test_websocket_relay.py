@@ -55,7 +55,7 @@ async def _session_where_the_caller_leaves() -> tuple[int | None, Any, _Worker]:
     return code, call, worker
 
 
-async def test_a_caller_that_left_ends_the_session_though_the_worker_broke_in_the_same_turn() -> None:
+async def test_a_caller_that_left_ends_the_session_though_the_worker_broke_that_turn() -> None:
     # the order of a set of finished tasks is arbitrary: repeat, so that a relay that takes
     # whichever it sees first fails here
     for _ in range(40):
