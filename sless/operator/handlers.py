@@ -31,6 +31,7 @@ from sless.config import Settings
 from sless.kube import KubeApi, bearer_token, load_configuration
 from sless.operator import building, deploying, functions, jobs, tenants, triggers
 from sless.operator.contexts import BuildContexts
+from sless.operator.nodes import NodeAddresses
 from sless.operator.state import Operator
 from sless.policies import (
     builds_namespace,
@@ -115,6 +116,8 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> 
             # builds reach the cluster DNS and build_egress (registry, S3) only
             for policy in builds_network_policies(k, await operator.api_server_addresses()):
                 await api.apply(policy)
+            # before any function is reconciled: each one reads the addresses afresh
+            nodes = NodeAddresses(await operator.node_addresses())
         except BaseException:
             await api.close()  # kopf retries the startup with a fresh client
             raise
@@ -124,6 +127,15 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> 
                 " so builds cannot fetch their code or push images"
             )
         memo["sless"] = operator
+        memo["sless_nodes"] = nodes
+
+    # a node that joins (or leaves, or changes address) changes what every function's
+    # egress policy excepts (sless.operator.nodes)
+    @kopf.on.event("v1", "nodes", id="node_event", registry=registry)
+    async def node_event(memo: Any, **_: Any) -> None:
+        if "sless_nodes" in memo:
+            nodes: NodeAddresses = memo["sless_nodes"]
+            await nodes.changed(_op(memo))
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(memo: Any, **_: Any) -> None:

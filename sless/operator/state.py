@@ -75,8 +75,8 @@ class Operator:
     async def node_addresses(self) -> list[str]:
         """Every address the cluster's Nodes report (internal and external): a node's
         kubelet and host ports answer there. Function egress always excepts them, as it
-        does the API server's; a node that joins later is excepted when its functions'
-        policies are next written."""
+        does the API server's; a change in them writes every function's policies again
+        (``sless.operator.nodes``)."""
         found: set[str] = set()
         for node in await self.api.list("/api/v1/nodes"):
             for address in (node.get("status") or {}).get("addresses") or []:

@@ -778,6 +778,36 @@ def test_host_egress_is_refused_and_cidr_egress_excepts_metadata_and_api(
     assert missing(lambda: kube.net.read_namespaced_network_policy("fn-netprivate-egress", ns))
 
 
+def test_a_node_that_joins_later_is_excepted_from_egress_at_once(
+    kube: Kube, s3: Any, op_settings: Settings, tenant: str
+) -> None:
+    # the function's policy is written before the node exists; the node's kubelet port is
+    # inside the rule's range. Joining must write the policy again, without any change to
+    # the function, and leaving must drop the node's addresses.
+    ns = tenant
+    deploy_function(kube, s3, op_settings, ns, "netlate", {"egress": ["0.0.0.0/0:10250"]})
+    joined = {"203.0.113.77/32", "10.9.0.77/32"}
+
+    def excepted() -> set[str]:
+        policy = kube.net.read_namespaced_network_policy("fn-netlate-egress", ns)
+        return set(policy.spec.egress[0].to[0].ip_block._except or [])
+
+    assert not joined & excepted()
+    name = f"sless-test-late-{uuid.uuid4().hex[:6]}"
+    kube.core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+    try:
+        addresses = [
+            {"type": "ExternalIP", "address": "203.0.113.77"},
+            {"type": "InternalIP", "address": "10.9.0.77"},
+        ]
+        kube.core.patch_node_status(name, {"status": {"addresses": addresses}})
+        wait_for("the joined node's addresses excepted", lambda: joined <= excepted())
+    finally:
+        kube.core.delete_node(name)
+    wait_for("the node's addresses dropped", lambda: not joined & excepted())
+    assert "169.254.0.0/16" in excepted()
+
+
 def test_triggers_http_and_cron_on_and_off(
     kube: Kube, s3: Any, op_settings: Settings, tenant: str
 ) -> None:

@@ -130,6 +130,7 @@ def test_operator_gets_what_it_needs_and_no_more(api: client.ApiClient) -> None:
         ("patch", "functions", "sless.kube5s.ru", "sless-acme"),
         ("create", "events", "", "sless-acme"),
         ("list", "nodes", "", None),  # their addresses: excepted from function egress
+        ("watch", "nodes", "", None),  # a node that joins is excepted at once
     ]
     for verb, resource, group, ns in needed:
         resource, _, sub = resource.partition("/")
