@@ -28,7 +28,8 @@ class NodeAddresses:
     """The node addresses the functions' policies were last written with."""
 
     def __init__(self, addresses: list[str]) -> None:
-        self.written = frozenset(addresses)
+        #: None: some function's policies may be stale, write them all at the next event
+        self.written: frozenset[str] | None = frozenset(addresses)
         self._lock = asyncio.Lock()
 
     async def changed(self, op: Operator) -> None:
@@ -46,14 +47,19 @@ class NodeAddresses:
             self.written = addresses
             path = collection_path(op.group_version, "Function")
             for body in await op.api.list(path):
+                meta = body.get("metadata") or {}
                 try:
                     await functions.reconcile(op, body)
                 except (kopf.TemporaryError, kopf.PermanentError) as e:
-                    # already in the function's status; its own handler retries
-                    meta = body.get("metadata") or {}
-                    log.warning(
-                        "function %s/%s: egress policy not rewritten: %s",
+                    # already in the function's status; its own handler retries, and
+                    # reads the addresses afresh then
+                    log.info("function %s/%s: %s", meta.get("namespace"), meta.get("name"), e)
+                except Exception:
+                    # one function's failure does not keep the others' policies stale;
+                    # the next node event writes them all again
+                    log.exception(
+                        "function %s/%s: egress policy not rewritten after a node change",
                         meta.get("namespace"),
                         meta.get("name"),
-                        e,
                     )
+                    self.written = None
