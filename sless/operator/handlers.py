@@ -133,9 +133,9 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, settings: Settings) -> 
     # egress policy excepts (sless.operator.nodes)
     @kopf.on.event("v1", "nodes", id="node_event", registry=registry)
     async def node_event(memo: Any, **_: Any) -> None:
-        if "sless_nodes" in memo:
-            nodes: NodeAddresses = memo["sless_nodes"]
-            await nodes.changed(_op(memo))
+        # kopf runs the start-up handler, which sets both, before any watch
+        nodes: NodeAddresses = memo["sless_nodes"]
+        await nodes.changed(_op(memo))
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(memo: Any, **_: Any) -> None:
