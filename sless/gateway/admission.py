@@ -136,7 +136,9 @@ class Admission:
             busy[key] = busy.get(key, 0) + 1
         # a request with neither Content-Length nor Transfer-Encoding has no body (RFC
         # 9112 6.3; every server here frames it so): nothing for the deadline to watch
-        body = _BodyDeadline(receive, send, self.limits) if _has_body(scope) else None
+        body = None
+        if announces_body(scope["headers"]):
+            body = _BodyDeadline(receive, send, self.limits)
         try:
             if body is None:
                 await self.app(scope, receive, send)
@@ -235,12 +237,15 @@ class _BodyDeadline:
         await self._send(message)
 
 
-def _has_body(scope: MutableMapping[str, Any]) -> bool:
-    """The request announces a body: a Content-Length (even 0) or a Transfer-Encoding."""
-    for key, _ in scope["headers"]:
-        if key == b"content-length" or key == b"transfer-encoding":
-            return True
-    return False
+_BODY_FIELDS = frozenset((b"content-length", b"transfer-encoding"))
+
+
+def announces_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """The request announces a body: a Content-Length (even 0) or a Transfer-Encoding.
+
+    Without either it has none (RFC 9112 6.3), under every server the gateway runs on.
+    """
+    return any(key in _BODY_FIELDS for key, _ in headers)
 
 
 def _name(peer: Any) -> str:

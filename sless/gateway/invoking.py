@@ -39,6 +39,7 @@ from sless.backends import CallTrace, Stream, open_call, pick
 from sless.errors import NotFound, PayloadTooLarge, SlessError, Unauthorized
 from sless.events import QueuedCall
 from sless.gateway import websocket
+from sless.gateway.admission import announces_body
 from sless.gateway.asynchronous import attempts_asked, wants_async
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
@@ -371,7 +372,12 @@ class InvokeApp:
             raise NotFound("function not found")
 
     async def _read_body(self, scope: Scope, receive: Receive, limit: int) -> bytes:
-        for key, value in scope["headers"]:
+        headers = scope["headers"]
+        if not announces_body(headers):
+            # no body (RFC 9112 6.3): the server's empty ``http.request`` need not be
+            # awaited, a hand-over to the server and back saved on every GET (issue 32)
+            return b""
+        for key, value in headers:
             if key == b"content-length" and value.isdigit() and int(value) > limit:
                 raise PayloadTooLarge(f"request body larger than {limit} bytes")
         chunks: list[bytes] = []

@@ -143,3 +143,31 @@ async def test_a_stream_after_the_body_waits_for_the_caller_past_the_body_deadli
     await task
     assert seen == [{"type": "http.disconnect", "from": "the caller"}]
     assert [m.get("status") for m in sent] == [200, None]
+
+
+async def test_the_invoke_path_reads_no_body_a_request_does_not_announce() -> None:
+    """A GET without Content-Length or Transfer-Encoding costs no ``receive`` (one
+    hand-over to the server and back per call); one that announces a body still has it
+    read, whole, in either framing."""
+    from sless.gateway.invoking import InvokeApp
+
+    app = InvokeApp(lambda: None)
+
+    async def must_not_be_called() -> dict[str, Any]:
+        raise AssertionError("receive() was awaited for a request without a body")
+
+    assert await app._read_body(_scope([(b"host", b"x")]), must_not_be_called, 100) == b""
+
+    for framing in ((b"content-length", b"5"), (b"transfer-encoding", b"chunked")):
+        messages = iter(
+            [
+                {"type": "http.request", "body": b"he", "more_body": True},
+                {"type": "http.request", "body": b"llo", "more_body": False},
+            ]
+        )
+
+        async def receive() -> dict[str, Any]:
+            return next(messages)
+
+        body = await app._read_body(_scope([(b"host", b"x"), framing]), receive, 100)
+        assert body == b"hello"
