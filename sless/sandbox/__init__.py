@@ -17,6 +17,7 @@ Every worker runs under the seccomp allowlist of ``seccomp`` (handed to bubblewr
 (``gvisor``: a rootless ``runsc`` OCI bundle, the same contract).
 """
 
+from .checking import check_handler
 from .commands import (
     HostLayout,
     LaunchCommand,
@@ -35,7 +36,6 @@ from .tunnels import TunnelCaps
 from .workers import (
     Worker,
     WorkerStartError,
-    check_handler,
     default_runtimes_dir,
     start_worker,
 )

@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from . import reaping
 from .cgroups import Cgroup
 from .commands import (
     CODE_MOUNT,
@@ -312,10 +313,15 @@ async def spawn(
         if cgroup is not None:
             with contextlib.suppress(ProcessLookupError):
                 cgroup.add(process.pid)
-    finally:
-        with contextlib.suppress(OSError):
-            os.write(block_w, b"1\n")
+    except BaseException:
+        # the shell still waits for its line: killed before runsc could start (``reaping``)
+        reaping.kill_group(process)
         os.close(block_w)
+        await reaping.reap(process)
+        raise
+    with contextlib.suppress(OSError):
+        os.write(block_w, b"1\n")
+    os.close(block_w)
     return process, bundle
 
 

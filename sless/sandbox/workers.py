@@ -36,9 +36,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from sless.models.endings import Ending, of_wait_status, worker_ended
+from sless.models.endings import Ending, of_wait_status
 
 from . import gvisor as gvisor_sandbox
+from . import reaping
 from . import seccomp as seccomp_filter
 from .cgroups import Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -47,7 +48,6 @@ from .specs import Limits, SandboxSpec
 
 _LOG_TAIL_BYTES = 4096
 _LOG_TAIL_LINES = 20
-_CHECK_OUTPUT_BYTES = 64 * 1024
 
 
 class WorkerStartError(Exception):
@@ -172,14 +172,23 @@ class Worker:
     def kill(self) -> None:
         """SIGKILL the whole worker now. bubblewrap's death takes the sandbox's pid 1 with
         it (``--die-with-parent``), and with it every process of the pid namespace."""
-        if self._process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
+        reaping.kill_group(self._process)
         if self._cgroup is not None:
             self._cgroup.kill_all()
 
     async def stop(self, grace_s: float = 2.0) -> int:
-        """SIGTERM, then SIGKILL after ``grace_s``; removes the cgroup and the socket."""
+        """SIGTERM, then SIGKILL after ``grace_s``; removes the cgroup and the socket.
+
+        Cancelled (or failing) half-way, it kills the worker at once, before anything
+        else can be awaited, and finishes the cleanup in the background."""
+        try:
+            return await self._stop(grace_s)
+        except BaseException:
+            self.kill()
+            reaping.finish_in_background(self._stop(0))
+            raise
+
+    async def _stop(self, grace_s: float) -> int:
         if self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self._process.pid, signal.SIGTERM)
@@ -213,7 +222,7 @@ def _credentials(spec: SandboxSpec) -> list[str]:
     return [setpriv, f"--reuid={ids.uid}", f"--regid={ids.gid}", "--clear-groups", "--"]
 
 
-def _prepare_socket_dir(spec: SandboxSpec) -> None:
+def prepare_socket_dir(spec: SandboxSpec) -> None:
     """The socket directory, writable by the worker's uid only (it is bound read-write)."""
     spec.socket_dir.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0 and spec.host_ids is not None:
@@ -310,22 +319,40 @@ async def _spawn(
         for fd in (args_fd, block_r, info_w, *filter_fds):
             os.close(fd)
     try:
-        info = await asyncio.wait_for(asyncio.to_thread(_read_all, info_r), 10)
+        info = await _bubblewrap_info(info_r)
         if cgroup is not None:
-            # bubblewrap may already have failed (its log says why): the caller sees it exit
-            with contextlib.suppress(ProcessLookupError):
-                cgroup.add(process.pid)
-            child = json.loads(info or "{}").get("child-pid")
-            if isinstance(child, int):
-                with contextlib.suppress(ProcessLookupError, OSError):
-                    cgroup.add(child)
-    finally:
-        os.close(info_r)
-        # unblock (or, on error, let bubblewrap see EOF and go on to be killed)
-        with contextlib.suppress(OSError):
-            os.write(block_w, b"1")
+            _join(cgroup, process.pid, info)
+    except BaseException:
+        # its sandbox still waits on --block-fd, inside bubblewrap's process group: killed
+        # with it before it could run (``reaping``), then the failure goes on
+        reaping.kill_group(process)
         os.close(block_w)
+        await reaping.reap(process)
+        raise
+    with contextlib.suppress(OSError):  # bubblewrap may have failed: its log says why
+        os.write(block_w, b"1")
+    os.close(block_w)
     return process
+
+
+async def _bubblewrap_info(info_r: int) -> str:
+    """What bubblewrap writes to ``--info-fd`` (10 s at most). The reading thread owns
+    ``info_r``: it is closed once that thread is done, never under it (a closed number is
+    soon another file's), even when this wait was cancelled."""
+    reading = asyncio.ensure_future(asyncio.to_thread(_read_all, info_r))
+    reading.add_done_callback(lambda _: os.close(info_r))
+    return await asyncio.wait_for(asyncio.shield(reading), 10)
+
+
+def _join(cgroup: Cgroup, pid: int, info: str) -> None:
+    """Move bubblewrap (``pid``) and its child (from ``info``) into ``cgroup``."""
+    # bubblewrap may already have failed (its log says why): the caller sees it exit
+    with contextlib.suppress(ProcessLookupError):
+        cgroup.add(pid)
+    child = json.loads(info or "{}").get("child-pid")
+    if isinstance(child, int):
+        with contextlib.suppress(ProcessLookupError, OSError):
+            cgroup.add(child)
 
 
 def _read_all(fd: int) -> str:
@@ -345,6 +372,52 @@ async def _socket_accepts(path: Path) -> bool:
     finally:
         sock.close()
     return True
+
+
+async def launch(
+    spec: SandboxSpec,
+    command: LaunchCommand,
+    *,
+    group: str,
+    stdout: int | None,
+    unsafe_no_sandbox: bool,
+    cgroup_root: Path | None,
+    seccomp: bool,
+    gvisor: tuple[Gvisor, HostLayout, Path, bool] | None,
+) -> tuple[Worker, asyncio.subprocess.Process]:
+    """Start ``command`` in a new cgroup named after ``group`` (stdout to the log unless
+    given); returns the ``Worker``, which owns the process from then on, and the process.
+    Until then ``_spawn`` owns it: a failure or a cancellation kills what it started
+    (``reaping``), and this removes the cgroup and the directories made for it."""
+    owned: list[Path] = []
+    limits = spec.limits if gvisor is None else gvisor_sandbox.host_limits(spec.limits)
+    cgroup, reason = Cgroup.create(group, limits, cgroup_root, tenant=spec.namespace)
+    log_fd = spec.open_log()
+    try:
+        process = await _spawn(
+            spec,
+            command,
+            unsafe_no_sandbox=unsafe_no_sandbox,
+            cgroup=cgroup,
+            stdout=log_fd if stdout is None else stdout,
+            stderr=log_fd,
+            seccomp=seccomp,
+            gvisor=gvisor,
+            owned=owned,
+        )
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        for directory in owned:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    finally:
+        os.close(log_fd)
+    worker = Worker(spec, process, cgroup, reason)
+    worker.sandboxed = not unsafe_no_sandbox
+    worker.gvisor = gvisor is not None
+    worker.owned_dirs += owned
+    return worker, process
 
 
 async def start_worker(
@@ -368,37 +441,19 @@ async def start_worker(
     command = build_command(
         spec, runtimes_dir=runtimes_dir, bwrap=bwrap, unsafe_no_sandbox=unsafe_no_sandbox, host=host
     )
-    owned: list[Path] = []
-    _prepare_socket_dir(spec)
+    prepare_socket_dir(spec)
     with contextlib.suppress(FileNotFoundError):
         spec.socket_path.unlink()
-    limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
-    cgroup, reason = Cgroup.create(spec.name, limits, cgroup_root, tenant=spec.namespace)
-    log_fd = spec.open_log()
-    try:
-        process = await _spawn(
-            spec,
-            command,
-            unsafe_no_sandbox=unsafe_no_sandbox,
-            cgroup=cgroup,
-            stdout=log_fd,
-            stderr=log_fd,
-            seccomp=seccomp,
-            gvisor=None if isolation is None else (isolation, host, runtimes_dir, False),
-            owned=owned,
-        )
-    except BaseException:
-        if cgroup is not None:
-            cgroup.remove()
-        for directory in owned:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    finally:
-        os.close(log_fd)
-    worker = Worker(spec, process, cgroup, reason)
-    worker.sandboxed = not unsafe_no_sandbox
-    worker.gvisor = isolation is not None
-    worker.owned_dirs += owned
+    worker, process = await launch(
+        spec,
+        command,
+        group=spec.name,
+        stdout=None,
+        unsafe_no_sandbox=unsafe_no_sandbox,
+        cgroup_root=cgroup_root,
+        seccomp=seccomp,
+        gvisor=None if isolation is None else (isolation, host, runtimes_dir, False),
+    )
     deadline = time.monotonic() + start_timeout_s
     delay = 0.002
     try:
@@ -423,78 +478,3 @@ async def start_worker(
     except BaseException:
         await worker.stop(grace_s=0)
         raise
-
-
-async def check_handler(
-    spec: SandboxSpec,
-    *,
-    runtimes_dir: Path,
-    bwrap: str = "bwrap",
-    unsafe_no_sandbox: bool = False,
-    timeout_s: float = 30.0,
-    host: HostLayout | None = None,
-    cgroup_root: Path | None = None,
-    seccomp: bool = True,
-    isolation: Gvisor | None = None,
-) -> tuple[bool, str]:
-    """Import the handler with the runtime's ``--check`` inside the same sandbox.
-
-    Returns ``(ok, message)``; the message is one line meant for the tenant.
-    """
-    host = host or HostLayout.discover()
-    command = build_command(
-        spec,
-        runtimes_dir=runtimes_dir,
-        bwrap=bwrap,
-        unsafe_no_sandbox=unsafe_no_sandbox,
-        host=host,
-        check=True,
-    )
-    owned: list[Path] = []
-    _prepare_socket_dir(spec)
-    limits = spec.limits if isolation is None else gvisor_sandbox.host_limits(spec.limits)
-    cgroup, _ = Cgroup.create(f"{spec.name}.check", limits, cgroup_root, tenant=spec.namespace)
-    log_fd = spec.open_log()
-    try:
-        process = await _spawn(
-            spec,
-            command,
-            unsafe_no_sandbox=unsafe_no_sandbox,
-            cgroup=cgroup,
-            stdout=subprocess.PIPE,
-            stderr=log_fd,
-            seccomp=seccomp,
-            gvisor=None if isolation is None else (isolation, host, runtimes_dir, True),
-            owned=owned,
-        )
-    finally:
-        os.close(log_fd)
-    worker = Worker(spec, process, cgroup, "")
-    worker.sandboxed = not unsafe_no_sandbox
-    worker.gvisor = isolation is not None
-    worker.owned_dirs += owned
-    try:
-        if process.stdout is None:
-            raise RuntimeError("stdout pipe missing")
-        output = await asyncio.wait_for(_read_bounded(process.stdout), timeout_s)
-        code = await asyncio.wait_for(process.wait(), timeout_s)
-        ending = worker.ended()  # before stop: it removes the cgroup and its counters
-    except TimeoutError:
-        return False, f"the handler did not load within {timeout_s:g}s"
-    finally:
-        await worker.stop(grace_s=0)
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    if code == 0 and last.startswith("ok:"):
-        return True, last[3:].strip()
-    if last.startswith("error:"):
-        return False, last[6:].strip()[:500]
-    return False, f"the handler check failed: {worker_ended(ending)}"
-
-
-async def _read_bounded(stream: asyncio.StreamReader) -> str:
-    """Read everything, keeping only the last bytes: tenant code may print without end."""
-    kept = b""
-    while chunk := await stream.read(65536):
-        kept = (kept + chunk)[-_CHECK_OUTPUT_BYTES:]
-    return kept.decode("utf-8", errors="replace")
