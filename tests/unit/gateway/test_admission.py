@@ -166,7 +166,7 @@ async def test_the_invoke_path_reads_no_body_a_request_does_not_announce() -> No
             ]
         )
 
-        async def receive() -> dict[str, Any]:
+        async def receive(messages: Any = messages) -> dict[str, Any]:
             return next(messages)
 
         body = await app._read_body(_scope([(b"host", b"x"), framing]), receive, 100)
