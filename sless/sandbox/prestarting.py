@@ -47,6 +47,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import reaping
 from .cgroups import DEFAULT_ROOT
 from .commands import (
     CODE_MOUNT,
@@ -337,6 +338,12 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
     except (OSError, TimeoutError, ValueError) as e:
         await worker.stop(grace_s=0)
         raise SpecializeError(f"{type(e).__name__}: {e}") from None
+    except BaseException:
+        # cancelled (the caller left) or failing otherwise: the worker was taken from the
+        # pool and belongs to nobody now, so it is killed at once and cleaned up later
+        worker.kill()
+        reaping.finish_in_background(worker.stop(grace_s=0))
+        raise
     if reply.strip() != "ok":
         await worker.stop(grace_s=0)
         raise SpecializeError(reply.strip()[:500] or "the worker closed the connection")

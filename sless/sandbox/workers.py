@@ -351,7 +351,9 @@ def _join(cgroup: Cgroup, pid: int, info: str) -> None:
         cgroup.add(pid)
     child = json.loads(info or "{}").get("child-pid")
     if isinstance(child, int):
-        with contextlib.suppress(ProcessLookupError, OSError):
+        # a child that is gone needs no limit; one the cgroup refused would run without
+        # its memory and pids limits, so the start fails instead (the caller kills it)
+        with contextlib.suppress(ProcessLookupError):
             cgroup.add(child)
 
 

@@ -228,3 +228,65 @@ async def test_a_stop_cancelled_half_way_still_ends_the_worker_and_removes_its_c
     while [d for d in dirs.values() if d.exists()] and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     assert not [d for d in dirs.values() if d.exists()]
+
+
+async def test_a_child_the_cgroup_refuses_fails_the_start_and_leaves_no_process(
+    tmp_path: Path, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bubblewrap joins its cgroup, its child (the sandbox) is refused: the sandbox would
+    run without its memory and pids limits, so the start fails and kills it."""
+    real = Cgroup.add
+    calls: list[int] = []
+
+    def refuses_the_child(self: Cgroup, pid: int) -> None:
+        calls.append(pid)
+        if len(calls) > 1:
+            raise OSError(28, "No space left on device")
+        real(self, pid)
+
+    monkeypatch.setattr(Cgroup, "add", refuses_the_child)
+    spec = make_spec(tmp_path, host_ids=tenant.ids)
+    with pytest.raises(OSError, match="No space left"):
+        await launch(spec)
+    assert len(calls) == 2  # bubblewrap, then its child
+    assert await tenant.survivors() == []
+    assert not groups_named(spec.name)
+
+
+async def test_a_take_cancelled_while_specializing_leaves_no_process(
+    tmp_path: Path, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that leaves while its pre-started worker is being specialized: the worker
+    is out of the pool and nobody's, so it must not live on."""
+    from sless.sandbox import prestarting
+
+    searchable(tmp_path)
+    limits = Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8)
+    pool = PrestartPool(
+        slots_dir=tmp_path / "slots",
+        sockets_dir=tmp_path / "s",
+        size=1,
+        limits=limits,
+        runtimes_dir=RUNTIMES_DIR,
+    )
+    pool.start(tenant.ids)
+    try:
+        await pool.wait_filled(timeout_s=30)
+        reached, released = threading.Event(), threading.Event()
+
+        def held(*args: Any) -> str:
+            reached.set()
+            released.wait(10)
+            raise OSError("released")
+
+        monkeypatch.setattr(prestarting, "_send", held)
+        pool.size = 0  # no refill: the only process of this tenant is the one taken
+        spec = make_spec(tmp_path / "fn", limits=limits, host_ids=tenant.ids)
+        take = asyncio.create_task(pool.take(spec))
+        try:
+            await _cancelled_at(take, reached)  # type: ignore[arg-type]
+        finally:
+            released.set()
+        assert await tenant.survivors() == []
+    finally:
+        await pool.close()
