@@ -16,6 +16,12 @@ examples/hello-python with ``concurrency`` 16, then:
    each run: straight to the worker sockets, through the gateway, through nginx. A
    proxy's added latency is its p50 minus the direct p50 (same client, same run).
 
+A third proxy runs beside them in front of the same sockets: bench/minimal_proxy.py, the
+gateway's server and HTTP/1.1 client with none of the platform's work per call. Its CPU per
+call is the floor of a Python proxy built this way; the gateway's minus it is what the
+platform itself spends per call (authentication, limits, header rules, record, journal,
+metrics).
+
 Rows: p99 and throughput at every connection count, gateway against nginx; the CPU per
 call of each (``/proc/<pid>/task/*/stat`` utime+stime of every thread of the gateway
 process, or of nginx's master and worker, over its wrk run, divided by the requests wrk
@@ -186,6 +192,24 @@ def start_nginx_routes(
     sys.exit("nginx did not start")
 
 
+def start_minimal_proxy(sockets: list[Path], port: int) -> subprocess.Popen[bytes]:
+    """bench/minimal_proxy.py on ``port`` in front of ``sockets``, once it answers."""
+    process = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "minimal_proxy.py"), str(port)]
+        + [str(path) for path in sockets],
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/")
+            return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    sys.exit("the minimal proxy did not start")
+
+
 def nginx_pids(master: int) -> list[int]:
     """nginx's master process and its worker(s)."""
     children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
@@ -263,14 +287,25 @@ def measure(
         binary = build_loadgen(Path(work))
         nginx = start_nginx(sockets, Path(work), port)
         nginx_url = f"http://127.0.0.1:{port}/"
+        floor_port = free_port()
+        floor = start_minimal_proxy(sockets, floor_port)
+        targets = (
+            ("gateway", url),
+            ("nginx", nginx_url),
+            ("floor", f"http://127.0.0.1:{floor_port}/"),
+        )
         try:
             for run in range(runs):
                 for c in connections:
-                    for name, target in (("gateway", url), ("nginx", nginx_url)):
+                    for name, target in targets:
                         # while nginx carries the calls the platform still spends CPU on
                         # them (the log pump carries the workers' lines; the guard runs)
                         result, cpu = cpu_per_call(
-                            {"gateway": [platform.pid], "nginx": nginx_pids(nginx.pid)},
+                            {
+                                "gateway": [platform.pid],
+                                "nginx": nginx_pids(nginx.pid),
+                                "floor": [floor.pid],
+                            },
                             lambda t=target, c=c: wrk(t, c, duration_s),
                         )
                         note(f"  run {run + 1} {name:7s} c={c:<3d} {result}")
@@ -291,6 +326,8 @@ def measure(
         finally:
             nginx.terminate()
             nginx.wait()
+            floor.terminate()
+            floor.wait()
         tenant.close()
         admin.close()
     return figures
@@ -337,6 +374,28 @@ def rows(args: argparse.Namespace) -> list[Row]:
                 baseline=f[f"nginx.{c}.cpu"],
                 baseline_name="nginx",
                 target="<= 0.12 ms",
+            )
+        )
+    for c in connections:
+        out.append(
+            row(
+                f"minimal Python proxy CPU per call at {c} connections (wrk)",
+                f[f"floor.{c}.cpu"],
+                "ms",
+                baseline=f[f"nginx.{c}.cpu"],
+                baseline_name="nginx",
+                target="-",
+            )
+        )
+    for c in connections:
+        out.append(
+            row(
+                f"minimal Python proxy throughput at {c} connections (wrk)",
+                f[f"floor.{c}.rps"],
+                "req/s",
+                baseline=f[f"nginx.{c}.rps"],
+                baseline_name="nginx",
+                target="-",
             )
         )
     direct = f["client.direct"]
