@@ -45,6 +45,7 @@ from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
 from sless.gateway.forwarding import forwarded_headers, session_headers, target
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
+from sless.gateway.invocation_ids import new_invocation_id
 from sless.gateway.platform import Platform
 from sless.gateway.streaming import relay
 from sless.models import AuthMode, is_dns1123_label, is_version_name
@@ -90,7 +91,7 @@ class _Call:
     def __init__(self, path: str) -> None:
         self.started = time.perf_counter()
         self.started_at = datetime.now(UTC)
-        self.invocation_id = uuid.uuid4()
+        self.invocation_id = new_invocation_id()
         parts = path[len(PREFIX) :].split("/", 2)
         self.namespace = parts[0] if parts else ""
         # ``name@v3`` calls version v3 directly (checked with the name, before any lookup)
