@@ -29,6 +29,7 @@ from .egress import EgressProxy, EgressRule, resolve_allowed
 from .gvisor import Gvisor, runsc_available
 from .prestarting import PRESTARTABLE, PrestartPool, SpecializeError, link_tree, specialize
 from .probing import sandbox_available
+from .reaping import settle_processes
 from .seccomp import SeccompUnavailable
 from .seccomp import available as seccomp_available
 from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
@@ -68,6 +69,7 @@ __all__ = [
     "runsc_available",
     "sandbox_available",
     "seccomp_available",
+    "settle_processes",
     "specialize",
     "start_worker",
 ]

@@ -17,21 +17,39 @@ bubblewrap's child stays in it until ``--new-session``, which comes after ``--bl
 (as gVisor's runsc is only exec'd once unblocked). After that the sandbox is in its
 cgroup and dies with bubblewrap (``--die-with-parent`` on its pid 1, whose death ends the
 pid namespace); ``Worker.kill`` also kills what is left in the cgroup.
+
+Whoever stops the platform then calls ``settle_processes``: until a process's exit has been seen on
+its event loop, the loop holds a transport for it, and a loop closed with one open warns
+"unclosed transport" and fails the process's exit callback ("Event loop is closed"). Seen
+once in a loaded CI run, at the end of a gateway test. So the cleanups left in the
+background are awaited, and every worker process started on the loop is killed if still
+running and waited for, before the loop may close.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+import time
+import weakref
 from collections.abc import Coroutine
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 #: a killed process is reaped within milliseconds; this bounds a wait that must not hang
 REAP_TIMEOUT_S = 2.0
 #: cleanups that outlive a cancelled caller (kept here so that they are not collected)
 _finishing: set[asyncio.Task[Any]] = set()
+#: every worker process started, by the loop that reaps it, until its exit was seen there
+_started: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[asyncio.subprocess.Process]] = (
+    weakref.WeakKeyDictionary()
+)
+#: how long ``settle`` waits for the background cleanups and the processes, at most
+SETTLE_TIMEOUT_S = 10.0
 
 
 def kill_group(process: asyncio.subprocess.Process) -> None:
@@ -54,3 +72,34 @@ def finish_in_background(cleanup: Coroutine[Any, Any, Any]) -> None:
     task = asyncio.get_running_loop().create_task(cleanup)
     _finishing.add(task)
     task.add_done_callback(_finishing.discard)
+
+
+def track(process: asyncio.subprocess.Process) -> None:
+    """Count ``process`` as started on the running loop, until its exit is seen there."""
+    started = _started.setdefault(asyncio.get_running_loop(), set())
+    started.difference_update([p for p in started if p.returncode is not None])
+    started.add(process)
+
+
+async def settle_processes(timeout_s: float = SETTLE_TIMEOUT_S) -> None:
+    """Finish this loop's background cleanups and reap every process started on it.
+
+    For the end of the one platform that runs on this loop, once its pools have stopped
+    their workers: a process still running then belongs to nobody, so it is killed (and
+    logged: it should not happen). Bounded: a process the kernel cannot end in time is
+    logged and left, rather than hanging the stop."""
+    loop = asyncio.get_running_loop()
+    deadline = time.monotonic() + timeout_s
+    cleanups = [task for task in _finishing if task.get_loop() is loop]
+    if cleanups:
+        await asyncio.wait(cleanups, timeout=timeout_s)
+    started = _started.pop(loop, set())
+    running = [process for process in started if process.returncode is None]
+    for process in running:
+        # killed already and not yet reaped, or owned by nobody: either way it ends now
+        log.info("reaping worker process %d as the platform stops", process.pid)
+        kill_group(process)
+    for process in running:
+        await reap(process, max(0.0, deadline - time.monotonic()))
+        if process.returncode is None:
+            log.warning("worker process %d did not exit within %gs", process.pid, timeout_s)

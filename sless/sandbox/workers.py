@@ -415,6 +415,7 @@ async def launch(
         raise
     finally:
         os.close(log_fd)
+    reaping.track(process)  # reaped before the loop closes (``reaping.settle_processes``)
     worker = Worker(spec, process, cgroup, reason)
     worker.sandboxed = not unsafe_no_sandbox
     worker.gvisor = gvisor is not None

@@ -65,6 +65,7 @@ from sless.sandbox import (
     check_handler,
     default_runtimes_dir,
     reachable_by_others,
+    settle_processes,
 )
 from sless.store import (
     NOTIFY_CHANNEL,
@@ -205,6 +206,13 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
     async def stop(self) -> None:
         if (refreshing := self.http_triggers.detach()) is not None:
             self._tasks.append(refreshing)
+        # first: a notification now would schedule a reconcile that nobody cancels
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
+                await self._listener.remove_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
+            await self.db.release(self._listener)
+            self._listener = None
         for task in [*self._tasks, *self._workers.values()]:
             task.cancel()
         for task in [*self._tasks, *self._workers.values()]:
@@ -221,13 +229,9 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         await asyncio.gather(*self._draining, return_exceptions=True)
         if self.launcher.prestart is not None:
             await self.launcher.prestart.close()
+        # reaped before the loop can close with a process's transport open (``reaping``)
+        await settle_processes()
         await asyncio.to_thread(self.logfiles.close)
-        if self._listener is not None:
-            with contextlib.suppress(Exception):
-                await self._listener.remove_listener(NOTIFY_CHANNEL, self._on_notify)
-                await self._listener.remove_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
-            await self.db.release(self._listener)
-            self._listener = None
         if self._run_dir is not None:
             shutil.rmtree(self._run_dir, ignore_errors=True)
 

@@ -260,6 +260,9 @@ class FunctionPool:
                 async with self._cond:
                     self._starting -= 1
             async with self._cond:
+                if self._closed:  # closed while it started: nobody else would stop it
+                    await self._discard(slot, kill=True)
+                    return
                 self._slots.append(slot)
                 self._cond.notify_all()
 

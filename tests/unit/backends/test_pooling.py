@@ -115,3 +115,26 @@ async def test_close_waits_for_the_calls_in_flight() -> None:
     await lease.__aexit__(None, None, None)
     await closing  # woken by the call's end
     assert pool.size == 0
+
+
+async def test_a_worker_started_while_the_pool_closes_is_stopped() -> None:
+    # ensure_warm was starting a worker when the pool closed: it used to join the closed
+    # pool's slots, where nothing would ever stop it (its process outlived the gateway)
+    started, release = asyncio.Event(), asyncio.Event()
+    workers: list[_StandIn] = []
+
+    async def factory(serial: int) -> _StandIn:
+        started.set()
+        await release.wait()
+        workers.append(_StandIn(serial))
+        return workers[-1]
+
+    spec = FunctionSpec(concurrency=1, min_instances=1)
+    pool = FunctionPool("ns/f", spec, "v1", factory, max_workers=1)  # type: ignore[arg-type]
+    warming = asyncio.create_task(pool.ensure_warm())
+    await started.wait()
+    await pool.close(grace_s=0)
+    release.set()
+    await warming
+    assert [w.stopped for w in workers] == [True]
+    assert pool.size == 0
