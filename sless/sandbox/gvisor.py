@@ -293,20 +293,25 @@ async def spawn(
     block_r, block_w = os.pipe()
     try:
         argv = runsc_argv(gvisor, spec, bundle, _container_id(spec))
-        process = await asyncio.create_subprocess_exec(
-            *credentials,
-            "/bin/sh",
-            "-c",
-            'read -r _; exec "$@" </dev/null',
-            "sless-runsc",
-            *argv,
-            stdin=block_r,
-            stdout=stdout,
-            stderr=stderr,
-            env={"PATH": "/usr/bin:/bin"},
-            cwd="/",
-            start_new_session=True,
+        process = await reaping.spawned(
+            asyncio.create_subprocess_exec(
+                *credentials,
+                "/bin/sh",
+                "-c",
+                'read -r _; exec "$@" </dev/null',
+                "sless-runsc",
+                *argv,
+                stdin=block_r,
+                stdout=stdout,
+                stderr=stderr,
+                env={"PATH": "/usr/bin:/bin"},
+                cwd="/",
+                start_new_session=True,
+            )
         )
+    except BaseException:
+        os.close(block_w)  # no process to hand on (``reaping.spawned`` killed any)
+        raise
     finally:
         os.close(block_r)
     try:

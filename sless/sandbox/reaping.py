@@ -48,8 +48,42 @@ _finishing: set[asyncio.Task[Any]] = set()
 _started: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, set[asyncio.subprocess.Process]] = (
     weakref.WeakKeyDictionary()
 )
+#: how long a cancelled start waits for the process being made (a fork takes milliseconds)
+SPAWN_TIMEOUT_S = 5.0
 #: how long ``settle`` waits for the background cleanups and the processes, at most
 SETTLE_TIMEOUT_S = 10.0
+
+
+async def spawned(
+    making: Coroutine[Any, Any, asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process:
+    """The process ``making`` starts (``asyncio.create_subprocess_exec``), owned by the
+    caller for certain.
+
+    Cancelled while the process is being made, this still waits for it (the caller's
+    descriptors passed to the child must stay open until the fork is done), kills its
+    group and reaps it, then lets the cancellation go on. Without that the event loop
+    would kill bubblewrap alone, and its child, waiting on a ``--block-fd`` still open in
+    this process, would wait forever as the tenant's uid, in no cgroup."""
+    task = asyncio.ensure_future(making)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task], timeout=SPAWN_TIMEOUT_S)
+        if not task.done():  # not made yet: killed the moment it is
+            task.add_done_callback(_kill_when_made)
+        elif task.exception() is None:
+            kill_group(task.result())
+            await reap(task.result())
+        raise
+
+
+def _kill_when_made(task: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        kill_group(task.result())
+        log.warning(
+            "killed worker process %d: it started after its start was cancelled", task.result().pid
+        )
 
 
 def kill_group(process: asyncio.subprocess.Process) -> None:

@@ -34,7 +34,9 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from sless.models.endings import Ending, of_wait_status
 
@@ -301,20 +303,14 @@ async def _spawn(
         options = (*(a for fd in filter_fds for a in ("--seccomp", str(fd))), *options)
         os.write(args_fd, b"".join(a.encode() + b"\0" for a in options))
         os.lseek(args_fd, 0, os.SEEK_SET)
-        process = await asyncio.create_subprocess_exec(
-            *credentials,
-            bwrap,
-            "--args",
-            str(args_fd),
-            *inner,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            env={},
-            cwd="/",
-            start_new_session=True,
-            pass_fds=(args_fd, block_r, info_w, *filter_fds),
-        )
+        argv = [*credentials, bwrap, "--args", str(args_fd), *inner]
+        fds = (args_fd, block_r, info_w, *filter_fds)
+        process = await reaping.spawned(_exec(argv, fds, stdout, stderr))
+    except BaseException:
+        # no process to hand on (it failed to start, or was killed: ``spawned``)
+        os.close(block_w)
+        os.close(info_r)
+        raise
     finally:
         for fd in (args_fd, block_r, info_w, *filter_fds):
             os.close(fd)
@@ -333,6 +329,22 @@ async def _spawn(
         os.write(block_w, b"1")
     os.close(block_w)
     return process
+
+
+def _exec(
+    argv: list[str], fds: tuple[int, ...], stdout: int, stderr: int
+) -> Coroutine[Any, Any, asyncio.subprocess.Process]:
+    """bubblewrap's start: no environment, its own session, ``fds`` passed on."""
+    return asyncio.create_subprocess_exec(
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env={},
+        cwd="/",
+        start_new_session=True,
+        pass_fds=fds,
+    )
 
 
 async def _bubblewrap_info(info_r: int) -> str:

@@ -290,3 +290,28 @@ async def test_a_take_cancelled_while_specializing_leaves_no_process(
         assert await tenant.survivors() == []
     finally:
         await pool.close()
+
+
+async def test_a_start_cancelled_while_its_process_is_being_made_leaves_no_process(
+    tmp_path: Path, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled inside ``create_subprocess_exec``, after the fork: the event loop would
+    kill bubblewrap alone, and its child would wait on a ``--block-fd`` nobody closes."""
+    made = asyncio.Event()
+    recorded = asyncio.create_subprocess_exec  # the tenant fixture's, which records sessions
+
+    async def slow_to_return(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        process = await recorded(*args, **kwargs)
+        made.set()
+        await asyncio.sleep(0.5)  # the process exists; the caller has not got it yet
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_to_return)
+    spec = make_spec(tmp_path, host_ids=tenant.ids)
+    start = asyncio.create_task(launch(spec))
+    await asyncio.wait_for(made.wait(), 10)
+    start.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    assert await tenant.survivors() == []
+    assert not groups_named(spec.name)
