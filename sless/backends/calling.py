@@ -17,13 +17,13 @@ same reason is appended to the function's log where the mode keeps one
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 from sless.backends import headers as _headers
@@ -244,8 +244,7 @@ class Stream:
         return chunk
 
 
-@contextlib.asynccontextmanager
-async def open_call(
+def open_call(
     backend: Serving,
     namespace: str,
     name: str,
@@ -259,7 +258,7 @@ async def open_call(
     idle_s: float | None = None,
     version: str | None = None,
     traceparent: str | None = None,
-) -> AsyncIterator[Stream]:
+) -> AbstractAsyncContextManager[Stream]:
     """Send one request to the function; within the block, its answer (``Stream``).
 
     The worker (or pod) stays leased until the block ends, so a stream counts against
@@ -270,7 +269,8 @@ async def open_call(
     the caller's passes as it is); the caller's own ``traceparent`` and ``tracestate``
     must then be gone from ``headers`` (``without_trace_context``). Leaving the block
     before the end of the body closes the connection: the runtime server sees it and
-    stops the handler. Errors as ``call_function``.
+    stops the handler. Errors as ``call_function``, whether they happen while the call is
+    sent or in the block (a read that timed out, a connection that broke).
     """
     if version is None:
         version = route(backend.serving(namespace, name))
@@ -282,42 +282,142 @@ async def open_call(
     ]
     if traceparent is not None:
         forwarded.append(("traceparent", traceparent))
-    limit = backend.max_response_bytes
-    leasing = time.time_ns()
-    async with backend.upstream(namespace, name, version) as upstream:
-        leased = (leasing, time.time_ns())
-        ends = time.monotonic() + timeout_s
+    return _OpenCall(
+        backend,
+        namespace,
+        name,
+        version,
+        method,
+        path,
+        forwarded,
+        body,
+        invocation_id,
+        timeout_s,
+        timeout_s if idle_s is None else idle_s,
+    )
+
+
+class _OpenCall:
+    """``open_call``'s block: lease an upstream, send the request within the call's time,
+    hand out the answer; then give both back, and name every failure the way
+    ``call_function`` does. A class, not an ``asynccontextmanager`` generator with an
+    ``AsyncExitStack``: it is on every call, and those cost their frames on every resume
+    (issue 32)."""
+
+    __slots__ = (
+        "_backend",
+        "_body",
+        "_exchange",
+        "_forwarded",
+        "_idle_s",
+        "_invocation_id",
+        "_lease",
+        "_method",
+        "_name",
+        "_namespace",
+        "_path",
+        "_timeout_s",
+        "_upstream",
+        "_version",
+    )
+
+    def __init__(
+        self,
+        backend: Serving,
+        namespace: str,
+        name: str,
+        version: str | None,
+        method: str,
+        path: str,
+        forwarded: list[tuple[str, str]],
+        body: bytes,
+        invocation_id: uuid.UUID,
+        timeout_s: float,
+        idle_s: float,
+    ) -> None:
+        self._backend = backend
+        self._namespace = namespace
+        self._name = name
+        self._version = version
+        self._method = method
+        self._path = path
+        self._forwarded = forwarded
+        self._body = body
+        self._invocation_id = invocation_id
+        self._timeout_s = timeout_s
+        self._idle_s = idle_s
+
+    async def __aenter__(self) -> Stream:
+        backend, timeout_s = self._backend, self._timeout_s
+        limit = backend.max_response_bytes
+        leasing = time.time_ns()
+        self._lease = lease = backend.upstream(self._namespace, self._name, self._version)
+        upstream = self._upstream = await lease.__aenter__()
         try:
-            async with contextlib.AsyncExitStack() as stack:
+            leased = (leasing, time.time_ns())
+            ends = time.monotonic() + timeout_s
+            try:
                 async with asyncio.timeout(timeout_s):
                     try:
-                        raw = await stack.enter_async_context(
-                            upstream.client.stream(
-                                method, path, forwarded, body, max_response_bytes=limit
-                            )
+                        exchange = upstream.client.stream(
+                            self._method,
+                            self._path,
+                            self._forwarded,
+                            self._body,
+                            max_response_bytes=limit,
                         )
                     except ValueError as e:
                         raise BadRequest(f"the request cannot be forwarded: {e}") from None
-                yield Stream(
-                    raw,
-                    upstream,
-                    leased=leased,
-                    version=version,
-                    invocation_id=invocation_id,
-                    deadline=ends,
-                    timeout_s=timeout_s,
-                    idle_s=timeout_s if idle_s is None else idle_s,
-                    limit=limit,
-                )
-        except TimeoutError:
+                    raw = await exchange.__aenter__()
+                    self._exchange = exchange
+            except BaseException as error:
+                raise await self._failed(error) from None
+        except BaseException as error:
+            await lease.__aexit__(type(error), error, error.__traceback__)
+            raise
+        return Stream(
+            raw,
+            upstream,
+            leased=leased,
+            version=self._version,
+            invocation_id=self._invocation_id,
+            deadline=ends,
+            timeout_s=timeout_s,
+            idle_s=self._idle_s,
+            limit=limit,
+        )
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            await self._exchange.__aexit__(kind, error, traceback)
+            if error is not None:
+                mapped = await self._failed(error)
+                if mapped is not error:
+                    raise mapped from None
+        except BaseException as failure:
+            await self._lease.__aexit__(type(failure), failure, failure.__traceback__)
+            raise
+        await self._lease.__aexit__(kind, error, traceback)
+
+    async def _failed(self, error: BaseException) -> BaseException:
+        """What ``error`` is to the caller: a timeout, an answer over the limit or a broken
+        connection named as ``call_function`` names them; anything else as it is."""
+        upstream, invocation_id = self._upstream, self._invocation_id
+        if isinstance(error, TimeoutError):
             upstream.timed_out = True
-            reason = _endings.timed_out(timeout_s)
-            raise _died(InvocationTimeout, upstream, invocation_id, reason) from None
-        except ResponseTooLarge:
-            reason = _endings.response_too_large(limit)
-            raise _died(UpstreamError, upstream, invocation_id, reason) from None
-        except UpstreamBroken as e:
-            raise await _broken(upstream, invocation_id, e) from None
+            reason = _endings.timed_out(self._timeout_s)
+            return _died(InvocationTimeout, upstream, invocation_id, reason)
+        if isinstance(error, ResponseTooLarge):
+            reason = _endings.response_too_large(self._backend.max_response_bytes)
+            return _died(UpstreamError, upstream, invocation_id, reason)
+        if isinstance(error, UpstreamBroken):
+            return await _broken(upstream, invocation_id, error)
+        return error
 
 
 async def _broken(upstream: Upstream, invocation_id: uuid.UUID, error: Exception) -> SlessError:

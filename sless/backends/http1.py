@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from types import TracebackType
 from typing import cast
 from urllib.parse import quote
 
@@ -280,6 +281,50 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+class _Exchange:
+    """``Http1Client.stream``'s block: a class, not an ``asynccontextmanager`` generator,
+    because it is on every call (a generator costs its frames on every resume; issue 32)."""
+
+    __slots__ = ("_client", "_connection", "_head_only", "_limit", "_request")
+
+    def __init__(self, client: Http1Client, request: bytes, *, head_only: bool, limit: int) -> None:
+        self._client = client
+        self._request = request
+        self._head_only = head_only
+        self._limit = limit
+
+    async def __aenter__(self) -> RawStream:
+        client = self._client
+        connection = self._connection = await client._connection()
+        try:
+            await connection.exchange(self._request, head_only=self._head_only, limit=self._limit)
+        except BaseException:
+            connection.release()
+            client._drop(connection)
+            raise
+        return RawStream(connection._status, connection._headers, connection)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        client, connection = self._client, self._connection
+        connection.release()
+        reusable = (
+            kind is None
+            and connection.finished
+            and connection.keep_alive
+            and not connection.closed
+            and not client._closed
+        )
+        if reusable and len(client._idle) < client.max_idle:
+            client._idle.append(connection)
+            return
+        client._drop(connection)
+
+
 @dataclass(slots=True)
 class RawStream:
     """An answer whose head has arrived; its body is read with ``read`` as it comes."""
@@ -392,8 +437,7 @@ class Http1Client:
                 chunks.append(chunk)
             return RawResponse(answer.status, answer.headers, b"".join(chunks))
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self,
         method: str,
         target: str,
@@ -401,32 +445,15 @@ class Http1Client:
         body: bytes,
         *,
         max_response_bytes: int,
-    ) -> AsyncIterator[RawStream]:
+    ) -> AbstractAsyncContextManager[RawStream]:
         """One exchange whose body is read as it arrives, within the block. The
         connection is reused only if the block read the whole body; leaving early (a
-        caller gone, a timeout, an error) closes it, and the upstream sees the close."""
+        caller gone, a timeout, an error) closes it, and the upstream sees the close.
+        Raises ``ValueError`` at once for a request that cannot be sent (``encode_request``)."""
         if self._closed:
             raise UpstreamBroken("the client is closed")
         request = encode_request(method, target, self.host, headers, body)
-        connection = await self._connection()
-        try:
-            await connection.exchange(request, head_only=method == "HEAD", limit=max_response_bytes)
-            yield RawStream(connection._status, connection._headers, connection)
-        except BaseException:
-            connection.release()
-            self._drop(connection)
-            raise
-        connection.release()
-        reusable = (
-            connection.finished
-            and connection.keep_alive
-            and not connection.closed
-            and not self._closed
-        )
-        if reusable and len(self._idle) < self.max_idle:
-            self._idle.append(connection)
-            return
-        self._drop(connection)
+        return _Exchange(self, request, head_only=method == "HEAD", limit=max_response_bytes)
 
     async def open_stream(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A new connection of its own (never pooled) as asyncio streams: for a protocol
