@@ -20,12 +20,11 @@ import argparse
 import asyncio
 import dataclasses
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
-from runtime_sandbox import make_spec
+from runtime_sandbox import bench_root, make_spec
 from table import Row, note, row
 
 from sless.sandbox import (
@@ -130,8 +129,7 @@ def _bare_pss(root: Path, runtime: Runtime, count: int) -> float:
 
 def rows(args: argparse.Namespace) -> list[Row]:
     out = []
-    with tempfile.TemporaryDirectory(prefix="sless-bench-") as tmp:
-        root = Path(tmp)
+    with bench_root() as root:
         for runtime in ("python3.11", "nodejs20"):
             for count in (1, 4):
                 worker = [

@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 
-from sless.sandbox import Limits, Runtime, SandboxSpec, default_runtimes_dir, start_worker
+from sless.sandbox import (
+    HostIds,
+    Limits,
+    Runtime,
+    SandboxSpec,
+    default_runtimes_dir,
+    start_worker,
+)
 
 HANDLERS = {
     "python3.11": ("handler.py", "def handle(event, context):\n    return {'ok': True}\n"),
@@ -27,11 +37,20 @@ HANDLERS = {
 }
 
 
+#: as root, workers run as a tenant's unprivileged host uid (the sandbox refuses host root)
+HOST_IDS = HostIds(uid=100_060_008, gid=100_060_008) if os.geteuid() == 0 else None
+
+
 def make_spec(root: Path, runtime: Runtime) -> SandboxSpec:
+    """A worker of the hello handler under ``root`` (which the worker's uid must be able to
+    traverse: ``0o711``, as ``bench_root`` makes it)."""
     work = root / uuid.uuid4().hex[:8]
     (work / "code").mkdir(parents=True)
+    for path in (work, work / "code"):
+        path.chmod(0o755)
     name, source = HANDLERS[runtime]
     (work / "code" / name).write_text(source)
+    (work / "code" / name).chmod(0o644)
     return SandboxSpec(
         name=f"bench.{work.name}",
         runtime=runtime,
@@ -42,7 +61,17 @@ def make_spec(root: Path, runtime: Runtime) -> SandboxSpec:
         socket_dir=work / "sock",
         log_file=work / "log",
         limits=Limits(memory_mb=128),
+        host_ids=HOST_IDS,
     )
+
+
+@contextlib.contextmanager
+def bench_root() -> Iterator[Path]:
+    """A temporary directory the workers' uids can traverse, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="sless-bench-") as tmp:
+        root = Path(tmp)
+        root.chmod(0o711)
+        yield root
 
 
 async def measure(
@@ -74,8 +103,7 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="sless-bench-") as tmp:
-        root = Path(tmp)
+    with bench_root() as root:
         for runtime in ("python3.11", "nodejs20"):
             base_start, base_lat = await measure(root, runtime, True, args.rounds, args.requests)
             sb_start, sb_lat = await measure(root, runtime, False, args.rounds, args.requests)
