@@ -333,6 +333,17 @@ def measure(
     return figures
 
 
+#: the rows of the wrk runs, each at every connection count and against nginx's figure:
+#: (proxy, its key in the figures, measure, figure, unit, target)
+_WRK_ROWS = [
+    ("gateway", "gateway", "p99", "p99", "ms", "ratio <= 1.5"),
+    ("gateway", "gateway", "throughput", "rps", "req/s", "ratio >= 1.0"),
+    ("gateway", "gateway", "CPU per call", "cpu", "ms", "<= 0.12 ms"),
+    ("minimal Python proxy", "floor", "CPU per call", "cpu", "ms", "-"),
+    ("minimal Python proxy", "floor", "throughput", "rps", "req/s", "-"),
+]
+
+
 def rows(args: argparse.Namespace) -> list[Row]:
     connections = [int(c) for c in args.connections.split(",")]
     # the invocation path is measured, not validation (bench/validation.py): the
@@ -342,62 +353,18 @@ def rows(args: argparse.Namespace) -> list[Row]:
     if args.http:
         env["SLESS_GATEWAY_HTTP"] = args.http
     f = measure(args.runs, args.duration, connections, env, args.added_rate)
-    out = []
-    for c in connections:
-        out.append(
-            row(
-                f"gateway p99 at {c} connections (wrk)",
-                f[f"gateway.{c}.p99"],
-                "ms",
-                baseline=f[f"nginx.{c}.p99"],
-                baseline_name="nginx",
-                target="ratio <= 1.5",
-            )
+    out = [
+        row(
+            f"{proxy} {measure} at {c} connections (wrk)",
+            f[f"{key}.{c}.{figure}"],
+            unit,
+            baseline=f[f"nginx.{c}.{figure}"],
+            baseline_name="nginx",
+            target=target,
         )
-    for c in connections:
-        out.append(
-            row(
-                f"gateway throughput at {c} connections (wrk)",
-                f[f"gateway.{c}.rps"],
-                "req/s",
-                baseline=f[f"nginx.{c}.rps"],
-                baseline_name="nginx",
-                target="ratio >= 1.0",
-            )
-        )
-    for c in connections:
-        out.append(
-            row(
-                f"gateway CPU per call at {c} connections (wrk)",
-                f[f"gateway.{c}.cpu"],
-                "ms",
-                baseline=f[f"nginx.{c}.cpu"],
-                baseline_name="nginx",
-                target="<= 0.12 ms",
-            )
-        )
-    for c in connections:
-        out.append(
-            row(
-                f"minimal Python proxy CPU per call at {c} connections (wrk)",
-                f[f"floor.{c}.cpu"],
-                "ms",
-                baseline=f[f"nginx.{c}.cpu"],
-                baseline_name="nginx",
-                target="-",
-            )
-        )
-    for c in connections:
-        out.append(
-            row(
-                f"minimal Python proxy throughput at {c} connections (wrk)",
-                f[f"floor.{c}.rps"],
-                "req/s",
-                baseline=f[f"nginx.{c}.rps"],
-                baseline_name="nginx",
-                target="-",
-            )
-        )
+        for proxy, key, measure, figure, unit, target in _WRK_ROWS
+        for c in connections
+    ]
     direct = f["client.direct"]
     added = [g - d for g, d in zip(f["client.gateway"], direct, strict=True)]
     nginx_added = [n - d for n, d in zip(f["client.nginx"], direct, strict=True)]
