@@ -43,7 +43,7 @@ __all__ = ["Http1Client", "RawResponse", "RawStream", "ResponseTooLarge", "Upstr
 _TARGET_SAFE = "/?:@!$&'()*+,;=-._~%"
 #: a character ``quote`` would change: a target without one is sent as it is (the usual
 #: case, and ``quote`` costs microseconds on every call)
-_TO_QUOTE = re.compile(r"[^A-Za-z0-9/?:@!$&'()*+,;=\-._~%]")
+_TO_QUOTE = re.compile(f"[^A-Za-z0-9{re.escape(_TARGET_SAFE)}]")
 #: what could end a header line or field name early: refused, never sent
 _BAD_NAME = re.compile(r"[\r\n\0:]")
 _BAD_VALUE = re.compile(r"[\r\n\0]")

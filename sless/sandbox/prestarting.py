@@ -47,7 +47,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import reaping
 from .cgroups import DEFAULT_ROOT
 from .commands import (
     CODE_MOUNT,
@@ -341,8 +340,7 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
     except BaseException:
         # cancelled (the caller left) or failing otherwise: the worker was taken from the
         # pool and belongs to nobody now, so it is killed at once and cleaned up later
-        worker.kill()
-        reaping.finish_in_background(worker.stop(grace_s=0))
+        worker.abandon()
         raise
     if reply.strip() != "ok":
         await worker.stop(grace_s=0)

@@ -186,9 +186,14 @@ class Worker:
         try:
             return await self._stop(grace_s)
         except BaseException:
-            self.kill()
-            reaping.finish_in_background(self._stop(0))
+            self.abandon()
             raise
+
+    def abandon(self) -> None:
+        """Kill the worker now and finish its cleanup in the background: for a caller that
+        is being cancelled, and must not await before the kill."""
+        self.kill()
+        reaping.finish_in_background(self._stop(0))
 
     async def _stop(self, grace_s: float) -> int:
         if self._process.returncode is None:
