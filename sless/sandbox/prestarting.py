@@ -36,7 +36,6 @@ and the pool's process, file and /tmp limits.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import json
 import logging
@@ -302,16 +301,21 @@ class PrestartPool:
         return worker
 
     async def close(self) -> None:
+        """Stop every generic worker, ready or being started. Cancelled half-way, it
+        still stops the ready ones (a stop that is itself cancelled kills at once) and
+        the cancellation goes on to the caller; a start it cancelled kills its own."""
         self._closed = True
-        for task in self._fillers.values():
+        fillers = list(self._fillers.values())
+        for task in fillers:
             task.cancel()
-        for task in self._fillers.values():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        workers = [w for ready in self._ready.values() for w in ready]
-        for ready in self._ready.values():
-            ready.clear()
-        await asyncio.gather(*(w.stop(grace_s=0) for w in workers), *self._stopping)
+        try:
+            if fillers:
+                await asyncio.wait(fillers)
+        finally:
+            workers = [w for ready in self._ready.values() for w in ready]
+            for ready in self._ready.values():
+                ready.clear()
+            await asyncio.gather(*(w.stop(grace_s=0) for w in workers), *self._stopping)
 
 
 async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> None:

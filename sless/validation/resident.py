@@ -156,13 +156,17 @@ class _Server:
                 await self._log_changed.wait()
 
     async def stop(self) -> None:
+        """Kill the server (before any await) and wait for its exit; cancelled while it
+        waits, the workspace still goes and the cancellation goes on to the caller (the
+        loop reaps the killed process on its own)."""
         for task in self._tasks:
             task.cancel()
         _kill_group(self.process.pid)
         atexit.unregister(self._at_exit)
-        with contextlib.suppress(BaseException):
+        try:
             await asyncio.shield(self.process.wait())
-        shutil.rmtree(self.workspace, ignore_errors=True)
+        finally:
+            shutil.rmtree(self.workspace, ignore_errors=True)
 
 
 class ResidentSemgrep:

@@ -315,3 +315,45 @@ async def test_a_start_cancelled_while_its_process_is_being_made_leaves_no_proce
         await start
     assert await tenant.survivors() == []
     assert not groups_named(spec.name)
+
+
+async def test_closing_the_pool_cancelled_half_way_is_cancelled_and_leaves_no_process(
+    tmp_path: Path, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shutdown that gives up on ``close`` (a timeout around it) must see its
+    cancellation, and the ready workers and the one being started must still end."""
+    real = workers_module._read_all
+    reached, released = threading.Event(), threading.Event()
+    starts = 0
+
+    def second_held(fd: int) -> str:
+        nonlocal starts
+        starts += 1
+        if starts > 1:  # the first worker gets ready; the second start is held
+            reached.set()
+            released.wait(10)
+        return real(fd)
+
+    monkeypatch.setattr(workers_module, "_read_all", second_held)
+    searchable(tmp_path)
+    pool = PrestartPool(
+        slots_dir=tmp_path / "slots",
+        sockets_dir=tmp_path / "s",
+        size=2,
+        limits=Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8),
+        runtimes_dir=RUNTIMES_DIR,
+    )
+    pool.start(tenant.ids)
+    try:
+        if not await asyncio.to_thread(reached.wait, 20):
+            raise AssertionError("the pool never started its second worker")
+        assert pool.ready("python3.11", tenant.ids) == 1
+        close = asyncio.create_task(pool.close())
+        await asyncio.sleep(0)  # close has cancelled the start and waits for it to end
+        assert not close.done()
+        close.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(close, 5)
+    finally:
+        released.set()
+    assert await tenant.survivors() == []
