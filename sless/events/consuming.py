@@ -66,6 +66,7 @@ from sless.events.calling import invoke, record_outcome
 from sless.events.sources import TriggerSource
 from sless.models import RabbitMQSource, Trigger
 from sless.store import InvocationRecorder, SecretRepository
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -180,9 +181,7 @@ class Consumer:
         try:
             await asyncio.wait_for(asyncio.shield(task), grace + 5)
         except TimeoutError:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancel_and_wait([task])
         except Exception as e:  # the task failed: nothing left to stop
             log.debug("consumer %s ended with %s", self._label, type(e).__name__)
 
@@ -439,11 +438,8 @@ class RabbitConsumers:
         }
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await cancel_and_wait([self._task])
+        self._task = None
         running = [consumer for consumer, _ in self.running.values()]
         self.running.clear()
         await asyncio.gather(*(c.stop(self.grace) for c in running))

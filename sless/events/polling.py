@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import logging
 
+from sless.tasks import cancel_and_wait
+
 log = logging.getLogger(__name__)
 
 
@@ -36,19 +38,12 @@ class PollingWorker:
         self._wake.set()
 
     async def stop(self, grace_s: float) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await cancel_and_wait([self._task])
+        self._task = None
         if self._running:
             # started work finishes (its state is written) or is cut at the grace
             _, pending = await asyncio.wait(self._running, timeout=grace_s)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel_and_wait(pending)
 
     async def _loop(self) -> None:
         while True:

@@ -46,6 +46,7 @@ from sless.store import (
     QueueRepository,
     SecretRepository,
 )
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +90,7 @@ class InvocationQueue(PollingWorker):
         if self._calling_back:
             # callbacks under way finish within the grace or are dropped (at most once)
             _, pending = await asyncio.wait(self._calling_back, timeout=grace_s)
-            for task in pending:
-                task.cancel()
-            for task in pending:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await cancel_and_wait(pending)
 
     async def enqueue(self, call: QueuedCall, *, max_pending: int | None = None) -> None:
         """Queue ``call`` with this queue's ``max_attempts`` (or fewer, when the caller

@@ -25,7 +25,6 @@ Several replicas may run: they are competing consumers on each queue.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 
@@ -43,6 +42,7 @@ from sless.store import (
     migrate,
     start_recorder,
 )
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,6 @@ async def serve_events(settings: Settings, database_url: str, stop: asyncio.Even
         await stop.wait()
         log.info("sless events: stopping (in-flight messages finish or go back to the broker)")
     finally:
-        beating.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beating
+        await cancel_and_wait([beating])
         await process.stop()
     log.info("sless events: stopped")

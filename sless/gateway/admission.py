@@ -31,7 +31,6 @@ any server.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sless.gateway.forwarded import forwarded_client
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger("sless.gateway.connections")
 
@@ -171,9 +171,7 @@ class Admission:
         try:
             await self.app(scope, receive, send)
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait([task])
 
 
 class BodyTimedOut(Exception):

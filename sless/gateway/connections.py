@@ -201,9 +201,14 @@ class ConnectionGuard:
         self._warn = RateLimitedWarning()
 
     async def run(self) -> None:
+        """A census every ``interval_s`` for the gateway's lifetime: a census that fails
+        is logged and the next one runs (a guard that ended would lift the cap)."""
         while True:
             await asyncio.sleep(self.interval_s)
-            self.check()
+            try:
+                self.check()
+            except Exception as e:
+                self._warn("the connection census failed: %s: %s", type(e).__name__, e)
 
     def check(self) -> None:
         now = time.monotonic()

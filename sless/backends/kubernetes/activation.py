@@ -20,7 +20,6 @@ with ``NotReady``; the operator never idles a function a rabbitmq trigger consum
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from sless.config import KubernetesSettings
 from sless.errors import NotReady, SlessError
 from sless.kube import Forbidden, KubeApi
 from sless.policies import labels
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -123,11 +123,7 @@ class Activator:
                 event.set()
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(list(self._tasks))
         for event in self._ready.values():
             event.set()
         self._ready.clear()

@@ -57,6 +57,7 @@ from sless.models import FunctionSpec
 from sless.models.endings import Ending
 from sless.policies import labels
 from sless.store import SecretRepository, VersionRepository
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -175,11 +176,7 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
             self._tasks.append(asyncio.create_task(self.autoscaler.run(), name="autoscaler"))
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(self._tasks)
         self._tasks.clear()
         if self.autoscaler is not None:
             await self.autoscaler.withdraw()

@@ -81,6 +81,7 @@ from sless.store import (
     VersionRepository,
     cipher_for,
 )
+from sless.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -213,11 +214,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
                 await self._listener.remove_listener(TRIGGERS_CHANNEL, self.http_triggers.on_notify)
             await self.db.release(self._listener)
             self._listener = None
-        for task in [*self._tasks, *self._workers.values()]:
-            task.cancel()
-        for task in [*self._tasks, *self._workers.values()]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait([*self._tasks, *self._workers.values()])
         self._tasks.clear()
         self._workers.clear()
         grace = self.settings.gateway.shutdown_grace_s

@@ -99,3 +99,36 @@ def test_the_census_asks_only_the_listeners_family() -> None:
     assert listening_families("0.0.0.0") == (socket.AF_INET,)
     assert listening_families("::") == (socket.AF_INET6,)
     assert listening_families("localhost") == (socket.AF_INET, socket.AF_INET6)
+
+
+async def test_a_census_that_fails_does_not_end_the_guard(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The guard is the per-client connection cap: a failed census (the kernel refused a
+    netlink dump, /proc unreadable) is logged and the next one still runs; a guard that
+    died would leave the cap unenforced for the gateway's lifetime."""
+    import asyncio
+
+    from sless.gateway import connections
+
+    censuses: list[int] = []
+
+    def census(port: int, families: object) -> list[Connection]:
+        censuses.append(port)
+        if len(censuses) == 1:
+            raise OSError(13, "Permission denied")
+        return []
+
+    monkeypatch.setattr(connections, "established", census)
+    guard = connections.ConnectionGuard(LIMITS, Activity(), interval_s=0.01)
+    task = asyncio.create_task(guard.run())
+    try:
+        for _ in range(200):
+            if len(censuses) >= 3:
+                break
+            await asyncio.sleep(0.01)
+        assert not task.done(), task
+        assert len(censuses) >= 3
+        assert "Permission denied" in caplog.text
+    finally:
+        task.cancel()
