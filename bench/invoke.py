@@ -20,7 +20,12 @@ A third proxy runs beside them in front of the same sockets: bench/minimal_proxy
 gateway's server and HTTP/1.1 client with none of the platform's work per call. Its CPU per
 call is the floor of a Python proxy built this way; the gateway's minus it is what the
 platform itself spends per call (authentication, limits, header rules, record, journal,
-metrics).
+metrics). A fourth, bench/frontsketch (Go, standard library only, built here), does that
+per-call work the cheap way a compiled front would (a map lookup for the route, the token
+hashed and looked up, an atomic in-flight count, an invocation id, both header copies
+without the hop-by-hop ones, a counter, a latency bucket and one journal line per call
+with one ``write(2)``) and relays over keep-alive connections: its CPU per call is what
+a compiled front for ``/fn`` would cost here, the direction docs/PERFORMANCE.md discusses.
 
 Rows: p99 and throughput at every connection count, gateway against nginx; the CPU per
 call of each (``/proc/<pid>/task/*/stat`` utime+stime of every thread of the gateway
@@ -199,6 +204,22 @@ def start_minimal_proxy(sockets: list[Path], port: int) -> subprocess.Popen[byte
         + [str(path) for path in sockets],
         stderr=subprocess.DEVNULL,
     )
+    return _answering(process, port, "the minimal proxy")
+
+
+def start_frontsketch(
+    binary: Path, sockets: list[Path], port: int, journal: Path
+) -> subprocess.Popen[bytes]:
+    """bench/frontsketch on ``port`` in front of ``sockets``, once it answers."""
+    process = subprocess.Popen(
+        [str(binary), "-listen", f"127.0.0.1:{port}", "-journal", str(journal)]
+        + [f"unix:{path}" for path in sockets],
+        stderr=subprocess.DEVNULL,
+    )
+    return _answering(process, port, "the compiled front sketch")
+
+
+def _answering(process: subprocess.Popen[bytes], port: int, name: str) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -207,7 +228,7 @@ def start_minimal_proxy(sockets: list[Path], port: int) -> subprocess.Popen[byte
         except httpx.TransportError:
             time.sleep(0.1)
     process.kill()
-    sys.exit("the minimal proxy did not start")
+    sys.exit(f"{name} did not start")
 
 
 def nginx_pids(master: int) -> list[int]:
@@ -216,17 +237,17 @@ def nginx_pids(master: int) -> list[int]:
     return [master, *(int(c) for c in children)]
 
 
-def build_loadgen(workdir: Path) -> Path:
-    """bench/loadgen (Go, standard library only) built into ``workdir``."""
+def build_go(name: str, workdir: Path) -> Path:
+    """bench/``name`` (Go, standard library only) built into ``workdir``."""
     go = shutil.which("go") or (
         "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
     )
     if go is None:
-        sys.exit("go is not installed (needed to build bench/loadgen; apt-get install golang-go)")
-    binary = workdir / "loadgen"
+        sys.exit(f"go is not installed (needed to build bench/{name}; apt-get install golang-go)")
+    binary = workdir / name
     subprocess.run(
         [go, "build", "-o", str(binary), "."],
-        cwd=Path(__file__).parent / "loadgen",
+        cwd=Path(__file__).parent / name,
         env={**os.environ, "GOFLAGS": "-mod=mod", "GOPROXY": "off", "CGO_ENABLED": "0"},
         check=True,
     )
@@ -284,15 +305,20 @@ def measure(
         sockets = [p for p in platform.worker_sockets() if ask_worker(p) is not None]
         note(f"  {len(sockets)} worker sockets of the function; nginx gets all of them")
         port = free_port()
-        binary = build_loadgen(Path(work))
+        binary = build_go("loadgen", Path(work))
         nginx = start_nginx(sockets, Path(work), port)
         nginx_url = f"http://127.0.0.1:{port}/"
         floor_port = free_port()
         floor = start_minimal_proxy(sockets, floor_port)
+        sketch_port = free_port()
+        sketch = start_frontsketch(
+            build_go("frontsketch", Path(work)), sockets, sketch_port, Path(work) / "journal"
+        )
         targets = (
             ("gateway", url),
             ("nginx", nginx_url),
             ("floor", f"http://127.0.0.1:{floor_port}/"),
+            ("sketch", f"http://127.0.0.1:{sketch_port}/"),
         )
         try:
             for run in range(runs):
@@ -305,6 +331,7 @@ def measure(
                                 "gateway": [platform.pid],
                                 "nginx": nginx_pids(nginx.pid),
                                 "floor": [floor.pid],
+                                "sketch": [sketch.pid],
                             },
                             lambda t=target, c=c: wrk(t, c, duration_s),
                         )
@@ -326,8 +353,9 @@ def measure(
         finally:
             nginx.terminate()
             nginx.wait()
-            floor.terminate()
-            floor.wait()
+            for proxy in (floor, sketch):
+                proxy.terminate()
+                proxy.wait()
         tenant.close()
         admin.close()
     return figures
@@ -341,6 +369,8 @@ _WRK_ROWS = [
     ("gateway", "gateway", "CPU per call", "cpu", "ms", "<= 0.12 ms"),
     ("minimal Python proxy", "floor", "CPU per call", "cpu", "ms", "-"),
     ("minimal Python proxy", "floor", "throughput", "rps", "req/s", "-"),
+    ("compiled front sketch (Go)", "sketch", "CPU per call", "cpu", "ms", "-"),
+    ("compiled front sketch (Go)", "sketch", "throughput", "rps", "req/s", "-"),
 ]
 
 

@@ -1,0 +1,3 @@
+module sless.bench/frontsketch
+
+go 1.21
