@@ -37,6 +37,8 @@ from urllib.parse import quote
 
 import httptools
 
+from sless.sandbox import connect_worker_socket
+
 __all__ = ["Http1Client", "RawResponse", "RawStream", "ResponseTooLarge", "UpstreamBroken"]
 
 #: what may stay as is in a request target (RFC 3986 pchar, "/", "?", and "%" of escapes)
@@ -385,10 +387,18 @@ class Http1Client:
 
     @classmethod
     def unix(cls, path: str, **kwargs: object) -> Http1Client:
+        """A worker's socket: the socket bound at ``path``, never where a link there
+        points (the worker's directory is the tenant's; ``sless.sandbox.sockets``)."""
+
         async def connect(
             factory: Callable[[], _Connection],
         ) -> tuple[asyncio.BaseTransport, object]:
-            return await asyncio.get_running_loop().create_unix_connection(factory, path)
+            sock = await connect_worker_socket(path)
+            try:
+                return await asyncio.get_running_loop().create_unix_connection(factory, sock=sock)
+            except BaseException:
+                sock.close()
+                raise
 
         return cls(connect, host="worker", **kwargs)  # type: ignore[arg-type]
 

@@ -7,7 +7,7 @@ HTTP on a Unix socket. ``build_command`` is the pure description of the sandbox 
     ok, reason = sandbox_available(settings.bwrap)
     worker = await start_worker(spec, runtimes_dir=default_runtimes_dir(), bwrap="bwrap",
                                 unsafe_no_sandbox=False, start_timeout_s=20)
-    ... HTTP over worker.socket_path ...
+    ... HTTP over worker.socket_path (connect_worker_socket: never through a link) ...
     await worker.stop()
 
 ``PrestartPool`` keeps generic workers started ahead of time and turns one into a
@@ -32,6 +32,8 @@ from .probing import sandbox_available
 from .reaping import settle_processes
 from .seccomp import SeccompUnavailable
 from .seccomp import available as seccomp_available
+from .sockets import accepts as worker_socket_accepts
+from .sockets import connect as connect_worker_socket
 from .specs import RUNTIMES, HostIds, Limits, Runtime, SandboxSpec
 from .tunnels import TunnelCaps
 from .workers import (
@@ -62,6 +64,7 @@ __all__ = [
     "address_space_mb",
     "build_command",
     "check_handler",
+    "connect_worker_socket",
     "default_runtimes_dir",
     "link_tree",
     "reachable_by_others",
@@ -72,4 +75,5 @@ __all__ = [
     "settle_processes",
     "specialize",
     "start_worker",
+    "worker_socket_accepts",
 ]

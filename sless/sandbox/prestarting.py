@@ -46,6 +46,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import sockets
 from .cgroups import DEFAULT_ROOT
 from .commands import (
     CODE_MOUNT,
@@ -379,8 +380,7 @@ def link_tree(source: Path, target: Path) -> None:
 def _send(socket_path: Path, message: bytes, spec: SandboxSpec) -> str:
     log_fd = spec.open_log()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.connect(str(socket_path))
+        with sockets.connect_blocking(socket_path) as conn:
             socket.send_fds(conn, [message[:1]], [log_fd])
             conn.sendall(message[1:])
             conn.shutdown(socket.SHUT_WR)

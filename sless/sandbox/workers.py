@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Coroutine
@@ -41,7 +40,7 @@ from typing import Any
 from sless.models.endings import Ending, of_wait_status
 
 from . import gvisor as gvisor_sandbox
-from . import reaping
+from . import reaping, sockets
 from . import seccomp as seccomp_filter
 from .cgroups import Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -381,18 +380,6 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
-async def _socket_accepts(path: Path) -> bool:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.setblocking(False)
-    try:
-        await asyncio.get_running_loop().sock_connect(sock, str(path))
-    except OSError:
-        return False
-    finally:
-        sock.close()
-    return True
-
-
 async def launch(
     spec: SandboxSpec,
     command: LaunchCommand,
@@ -484,7 +471,7 @@ async def start_worker(
                     f"was ready\n{_log_tail(spec)}".rstrip(),
                     ending=worker.ended(),
                 )
-            if spec.socket_path.exists() and await _socket_accepts(spec.socket_path):
+            if spec.socket_path.exists() and await sockets.accepts(spec.socket_path):
                 return worker
             if time.monotonic() > deadline:
                 raise WorkerStartError(
