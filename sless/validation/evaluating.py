@@ -27,7 +27,7 @@ from sless.validation.static import scan_static
 __all__ = ["SPLITS", "SplitResult", "evaluate_split"]
 
 #: the splits under tests/validation/: tuned on, held back, and adversarial (issue 29)
-SPLITS = ("corpus", "heldback", "adversarial")
+SPLITS = ("corpus", "heldback", "adversarial", "heldback2")
 _KINDS = ("malicious", "benign")
 _RUNTIMES = {"python": "python3.11", "node": "nodejs20"}
 
