@@ -1,11 +1,13 @@
 """Ending the background tasks a component owns: the one way a stop cancels them and
-waits for them."""
+waits for them; and the one way to wait with a time limit that keeps a cancellation."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Awaitable, Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any] | None]) -> None:
@@ -27,3 +29,17 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any] | None]) -> None:
         for task in owned:
             if task.done() and not task.cancelled():
                 task.exception()  # retrieved: asyncio would log it as never retrieved
+
+
+async def wait_for(awaitable: Awaitable[T], timeout_s: float | None) -> T:
+    """``await awaitable``, ``TimeoutError`` after ``timeout_s`` (None: no limit).
+
+    For every wait with a time limit in sless, instead of ``asyncio.wait_for``, which on
+    Python 3.11 loses a cancellation that arrives in the same turn as the awaited result:
+    it returns the result, and the task goes on as if it had not been cancelled. A
+    background loop (wait for work or the poll interval, go round again) then never ends,
+    and the stop that cancelled it waits forever: a platform stopped just after it
+    started hung so (``tests/unit/test_tasks.py``). ``asyncio.timeout`` counts
+    cancellations and raises the caller's."""
+    async with asyncio.timeout(timeout_s):
+        return await awaitable

@@ -66,7 +66,7 @@ from sless.events.calling import invoke, record_outcome
 from sless.events.sources import TriggerSource
 from sless.models import RabbitMQSource, Trigger
 from sless.store import InvocationRecorder, SecretRepository
-from sless.tasks import cancel_and_wait
+from sless.tasks import cancel_and_wait, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class Consumer:
         if task is None:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(task), grace + 5)
+            await wait_for(asyncio.shield(task), grace + 5)
         except TimeoutError:
             await cancel_and_wait([task])
         except Exception as e:  # the task failed: nothing left to stop
@@ -206,7 +206,7 @@ class Consumer:
             if self._registered:  # it worked for a while: start the backoff afresh
                 delay = 1.0
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), delay)
+                await wait_for(self._stopping.wait(), delay)
             delay = min(delay * 2, _RECONNECT_MAX_S)
 
     async def _consume(self) -> None:
@@ -241,7 +241,7 @@ class Consumer:
         finally:
             self.consuming.clear()
             with contextlib.suppress(Exception):  # bounded: a broker away may not answer
-                await asyncio.wait_for(connection.close(), _CLOSE_TIMEOUT_S)
+                await wait_for(connection.close(), _CLOSE_TIMEOUT_S)
 
     async def _pause(self, wake: asyncio.Event) -> None:
         """Until ``stop``, ``wake`` (the connection was lost) or ``LAG_INTERVAL_S``."""
@@ -262,7 +262,7 @@ class Consumer:
             return await underlay.queue_declare(self.queue_name, passive=True)
 
         try:
-            declared = await asyncio.wait_for(ask(), LAG_INTERVAL_S)
+            declared = await wait_for(ask(), LAG_INTERVAL_S)
         except Exception as e:  # any failure: the figure is unknown, nothing more
             log.debug("trigger %s: lag probe failed (%s)", self._label, type(e).__name__)
             self.lag = None
@@ -451,7 +451,7 @@ class RabbitConsumers:
             except Exception as e:  # the database or the API may be away: try again next pass
                 log.warning("rabbitmq consumers pass failed: %s", type(e).__name__)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.scheduler_interval_s)
+                await wait_for(self._wake.wait(), self.settings.scheduler_interval_s)
             self._wake.clear()
 
     async def reconcile(self) -> None:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 
-from sless.tasks import cancel_and_wait
+from sless.tasks import cancel_and_wait, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class PollingWorker:
     async def _loop(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                await wait_for(self._wake.wait(), self.poll_interval_s)
             self._wake.clear()
             try:
                 await self.run_once()

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from sless.models.endings import worker_ended
+from sless.tasks import wait_for
 
 from .commands import HostLayout, build_command
 from .gvisor import Gvisor
@@ -61,8 +62,8 @@ async def check_handler(
     try:
         if process.stdout is None:
             raise RuntimeError("stdout pipe missing")
-        output = await asyncio.wait_for(_read_bounded(process.stdout), timeout_s)
-        code = await asyncio.wait_for(process.wait(), timeout_s)
+        output = await wait_for(_read_bounded(process.stdout), timeout_s)
+        code = await wait_for(process.wait(), timeout_s)
         ending = worker.ended()  # before stop: it removes the cgroup and its counters
     except TimeoutError:
         return False, f"the handler did not load within {timeout_s:g}s"

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from sless.models.reach import EgressReach, IPAddress, IPNetwork
 from sless.sandbox.tunnels import Slot, TunnelCaps
+from sless.tasks import wait_for
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +267,7 @@ class EgressProxy:
                 writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _CONNECT_TIMEOUT_S)
+        head = await wait_for(reader.readuntil(b"\r\n\r\n"), _CONNECT_TIMEOUT_S)
         request_line, _, rest = head.partition(b"\r\n")
         method, _, remainder = request_line.decode("latin-1").partition(" ")
         target = remainder.rpartition(" ")[0]
@@ -302,7 +303,7 @@ class EgressProxy:
             await self._refuse(writer, 403, f"egress to {host[:100]}:{port} is not allowed{why}")
             return
         try:
-            up_reader, up_writer = await asyncio.wait_for(
+            up_reader, up_writer = await wait_for(
                 asyncio.open_connection(str(address), port), _CONNECT_TIMEOUT_S
             )
         except (OSError, TimeoutError):
@@ -324,7 +325,7 @@ class EgressProxy:
         head timeout: the slot it did not get is not held meanwhile."""
         self.refused_count += 1
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _REFUSED_HEAD_TIMEOUT_S)
+            await wait_for(reader.readuntil(b"\r\n\r\n"), _REFUSED_HEAD_TIMEOUT_S)
         await self._refuse(writer, 429, reason, retry_after=1)
 
     @staticmethod
@@ -343,7 +344,7 @@ class EgressProxy:
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        while chunk := await asyncio.wait_for(reader.read(64 * 1024), _IDLE_TIMEOUT_S):
+        while chunk := await wait_for(reader.read(64 * 1024), _IDLE_TIMEOUT_S):
             writer.write(chunk)
             await writer.drain()
     except (OSError, TimeoutError, asyncio.CancelledError):

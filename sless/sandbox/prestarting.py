@@ -46,6 +46,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from sless.tasks import wait_for
+
 from . import sockets
 from .cgroups import DEFAULT_ROOT
 from .commands import (
@@ -335,7 +337,7 @@ async def specialize(worker: Worker, spec: SandboxSpec, *, timeout_s: float) -> 
             socket=f"{SOCKET_MOUNT}/{SOCKET_NAME}",
         )
         message = json.dumps({"env": env, "address_space": address_space_mb(spec) * MiB})
-        reply = await asyncio.wait_for(
+        reply = await wait_for(
             asyncio.to_thread(_send, worker.socket_path, message.encode(), spec),
             timeout_s,
         )

@@ -38,6 +38,8 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any
 
+from sless.tasks import wait_for
+
 log = logging.getLogger(__name__)
 
 #: a killed process is reaped within milliseconds; this bounds a wait that must not hang
@@ -97,7 +99,7 @@ async def reap(process: asyncio.subprocess.Process, timeout_s: float = REAP_TIME
     """Wait up to ``timeout_s`` for the killed ``process`` to be reaped. Shielded: a
     cancellation ends this wait, not the reaping."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(process.wait()), timeout_s)
+        await wait_for(asyncio.shield(process.wait()), timeout_s)
 
 
 def finish_in_background(cleanup: Coroutine[Any, Any, Any]) -> None:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from sless.models.endings import Ending, of_wait_status
+from sless.tasks import wait_for
 
 from . import gvisor as gvisor_sandbox
 from . import reaping, sockets
@@ -160,7 +161,7 @@ class Worker:
         connection breaks a moment before bubblewrap reports its child's death."""
         if self._process.returncode is None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._process.wait()), wait_s)
+                await wait_for(asyncio.shield(self._process.wait()), wait_s)
         return self.ended()
 
     def pids(self) -> set[int]:
@@ -199,7 +200,7 @@ class Worker:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self._process.pid, signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._process.wait(), grace_s)
+                await wait_for(self._process.wait(), grace_s)
         if self._process.returncode is None or self._cgroup is not None:
             await asyncio.to_thread(self.kill)
         code = await self._process.wait()
@@ -357,7 +358,7 @@ async def _bubblewrap_info(info_r: int) -> str:
     soon another file's), even when this wait was cancelled."""
     reading = asyncio.ensure_future(asyncio.to_thread(_read_all, info_r))
     reading.add_done_callback(lambda _: os.close(info_r))
-    return await asyncio.wait_for(asyncio.shield(reading), 10)
+    return await wait_for(asyncio.shield(reading), 10)
 
 
 def _join(cgroup: Cgroup, pid: int, info: str) -> None:
@@ -480,7 +481,7 @@ async def start_worker(
                 )
             # the process's exit wakes us early; otherwise poll with a short backoff
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(process.wait()), delay)
+                await wait_for(asyncio.shield(process.wait()), delay)
             delay = min(delay * 2, 0.05)
     except BaseException:
         await worker.stop(grace_s=0)

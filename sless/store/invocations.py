@@ -40,6 +40,7 @@ import asyncpg
 
 from sless.models import tenant_of
 from sless.store.journal import Journal, JournalBusy
+from sless.tasks import wait_for
 
 log = logging.getLogger(__name__)
 
@@ -332,7 +333,7 @@ class InvocationRecorder:
                 # gather a batch for a moment; a full batch or stopping cuts it short
                 self._batch_full.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._batch_full.wait(), self.flush_interval_s)
+                    await wait_for(self._batch_full.wait(), self.flush_interval_s)
             if not await self._write_round():
                 return  # stopping with the database down: the journal keeps the rest
             if not self._queue:
@@ -379,7 +380,7 @@ class InvocationRecorder:
                         self.dropped += len(batch) + len(self._queue)
                     return False
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), delay)
+                    await wait_for(self._stopping.wait(), delay)
                 delay = min(delay * 2, self.retry_max_s)
                 continue
             self.written += len(batch)

@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+from sless.tasks import wait_for
 from sless.validation.report import Finding, StageResult, Verdict
 
 _NODE_CHECK_TIMEOUT_S = 10.0
@@ -95,7 +96,7 @@ async def _node_syntax_error(path: Path) -> str | None:
         node, "--check", str(path), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        _, stderr = await asyncio.wait_for(process.communicate(), _NODE_CHECK_TIMEOUT_S)
+        _, stderr = await wait_for(process.communicate(), _NODE_CHECK_TIMEOUT_S)
     except TimeoutError:
         process.kill()
         await process.wait()

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from sless.config import ValidationSettings
+from sless.tasks import wait_for
 from sless.validation.report import Finding, Verdict, static_finding
 
 __all__ = [
@@ -241,7 +242,7 @@ async def _run_bounded(
     except OSError as e:
         raise SemgrepError(f"semgrep could not start: {e.strerror or type(e).__name__}") from e
     try:
-        stdout, stderr = await asyncio.wait_for(proc.communicate(), budget_s)
+        stdout, stderr = await wait_for(proc.communicate(), budget_s)
     except TimeoutError:
         _kill_group(proc.pid)
         await proc.wait()

@@ -53,6 +53,7 @@ from sless.config import BuildSettings, ValidationSettings
 from sless.models import Runtime
 from sless.sandbox import HostIds, HostLayout
 from sless.store import BlobStore
+from sless.tasks import wait_for
 from sless.validation import Verdict, dependency_violations, extract_archive
 
 log = logging.getLogger(__name__)
@@ -366,7 +367,7 @@ class Builder:
             stderr=asyncio.subprocess.STDOUT,
         )
         try:
-            output, _ = await asyncio.wait_for(process.communicate(), self.settings.timeout_s)
+            output, _ = await wait_for(process.communicate(), self.settings.timeout_s)
         except TimeoutError:
             process.kill()
             await process.wait()

@@ -24,6 +24,7 @@ from sless.backends.http1 import Http1Client
 from sless.errors import TooManyRequests
 from sless.models import FunctionSpec
 from sless.sandbox import Worker
+from sless.tasks import wait_for
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +184,7 @@ class FunctionPool:
                     raise self._throttle()
                 # woken by every call that ends and every worker that starts or stops
                 with self._waiter(), contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._cond.wait(), remaining)
+                    await wait_for(self._cond.wait(), remaining)
         try:
             slot = await self._start_slot()
         except BaseException:
@@ -288,7 +289,7 @@ class FunctionPool:
             self._closed = True
             while self.inflight and time.monotonic() < deadline:
                 with self._waiter(), contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._cond.wait(), deadline - time.monotonic())
+                    await wait_for(self._cond.wait(), deadline - time.monotonic())
             slots = list(self._slots)
             self._slots.clear()
         for slot in slots:
