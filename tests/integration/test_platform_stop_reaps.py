@@ -14,6 +14,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -24,7 +27,8 @@ import uvloop
 
 from sless.config import Settings
 from sless.gateway.platform import Platform
-from sless.sandbox import reaping
+from sless.sandbox import reachable_by_others, reaping
+from sless.tasks import wait_for
 from tests.integration.sandbox.harness import launch, make_spec, require_sandbox
 
 pytestmark = pytest.mark.integration
@@ -123,3 +127,65 @@ def test_a_cancelled_stop_finishes_before_the_platform_stops(
 
     pid = _on_uvloop(scenario)
     assert leftovers(pid) == []
+
+
+def test_a_platform_stopped_just_after_it_started_stops(
+    settings: Settings, database_url: str
+) -> None:
+    # its pollers are woken by the start and cancelled by the stop in the same turn: on
+    # Python 3.11, asyncio.wait_for lost that cancellation, the poller went round again,
+    # and the stop waited for it forever (sless.tasks.wait_for)
+    async def scenario() -> int:
+        platform = await Platform.start(settings, database_url)
+        await wait_for(platform.stop(), 30)
+        return 0
+
+    assert _on_uvloop(scenario) == 0
+
+
+def test_the_run_directory_a_killed_gateway_left_is_removed_at_the_next_start(
+    settings: Settings, database_url: str, tmp_path: Path
+) -> None:
+    # a gateway killed with SIGKILL cannot remove its run directory (the workers' socket
+    # directories, with whatever handlers wrote there); the next start does, and leaves
+    # alone the directory of a gateway that still runs
+    require_sandbox()
+    base = Path(tempfile.gettempdir())
+    if os.geteuid() == 0 and not reachable_by_others(base):
+        base = Path("/tmp")  # where the platform puts it then
+    killed = _a_gateway_holding_a_run_directory(base)
+    running = _a_gateway_holding_a_run_directory(base)
+    try:
+        left, kept = Path(killed.stdout.readline().strip()), Path(running.stdout.readline().strip())
+        killed.kill()
+        killed.wait()
+        assert (left / "worker.sock").exists()
+
+        async def scenario() -> int:
+            platform = await Platform.start(settings, database_url)
+            await platform.stop()
+            return 0
+
+        _on_uvloop(scenario)
+        assert not left.exists()
+        assert (kept / "worker.sock").exists()
+    finally:
+        for process in (killed, running):
+            process.kill()
+            process.wait()
+            process.stdout.close()
+
+
+def _a_gateway_holding_a_run_directory(base: Path) -> subprocess.Popen[str]:
+    code = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from sless.backends.local.rundirs import RunDir\n"
+        "run = RunDir.make(Path(sys.argv[1]))\n"
+        "(run.path / 'worker.sock').touch()\n"
+        "print(run.path, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(base)], stdout=subprocess.PIPE, text=True
+    )

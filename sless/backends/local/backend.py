@@ -35,7 +35,6 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import ClassVar
@@ -48,6 +47,7 @@ from sless.backends.local.launching import MissingSecrets, WorkerLauncher
 from sless.backends.local.logfiles import LogFiles
 from sless.backends.local.pooling import FunctionPool
 from sless.backends.local.reviewing import CodeReviews
+from sless.backends.local.rundirs import RunDir, remove_abandoned
 from sless.backends.local.triggering import TriggerTables
 from sless.backends.local.uids import SandboxUids, UidRange, can_switch_uid, make_private
 from sless.backends.local.version_pools import VersionPools
@@ -138,6 +138,7 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         self._workers: dict[Key, asyncio.Task[None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._listener: asyncpg.Connection | None = None
+        self._run: RunDir | None = None
         self._run_dir: Path | None = None
         self._draining: set[asyncio.Task[None]] = set()
         self.http_triggers = HttpTriggerView(pool)
@@ -168,8 +169,9 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         if self.launcher.uids is not None and not reachable_by_others(base):
             base = Path("/tmp")  # noqa: S108 (a private TMPDIR: the workers could not enter)
         await self.launcher.choose_isolation()
-        self._run_dir = Path(tempfile.mkdtemp(prefix="sless-run-", dir=base))
-        self._run_dir.chmod(0o711)
+        await asyncio.to_thread(remove_abandoned, base)  # of gateways killed before they stopped
+        self._run = RunDir.make(base)
+        self._run_dir = self._run.path
         self.launcher.run_dir = self._run_dir
         self.builder.start(self._run_dir)
         if sandbox.prestart_size > 0 and not sandbox.unsafe_no_sandbox:
@@ -229,8 +231,8 @@ class LocalBackend(TriggerTables, VersionPools, CodeReviews):
         # reaped before the loop can close with a process's transport open (``reaping``)
         await settle_processes()
         await asyncio.to_thread(self.logfiles.close)
-        if self._run_dir is not None:
-            shutil.rmtree(self._run_dir, ignore_errors=True)
+        if self._run is not None:
+            await asyncio.to_thread(self._run.remove)
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         try:
