@@ -26,6 +26,7 @@ import errno
 import os
 import socket
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -45,34 +46,36 @@ def _open_socket_inode(path: str | Path) -> int:
     return fd
 
 
-async def connect(path: str | Path) -> socket.socket:
-    """A non-blocking stream socket connected to the socket bound at ``path`` (see the
-    module's docstring); ``OSError`` when it is not one or nothing listens."""
+@contextlib.contextmanager
+def _unconnected(path: str | Path) -> Iterator[tuple[socket.socket, str]]:
+    """A new stream socket and the name that reaches the socket inode bound at ``path``
+    (``/proc/self/fd/N``, valid inside the block); the socket is closed if the block
+    fails."""
     fd = _open_socket_inode(path)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.setblocking(False)
-        await asyncio.get_running_loop().sock_connect(sock, f"/proc/self/fd/{fd}")
+        yield sock, f"/proc/self/fd/{fd}"
     except BaseException:
         sock.close()
         raise
     finally:
         os.close(fd)
+
+
+async def connect(path: str | Path) -> socket.socket:
+    """A non-blocking stream socket connected to the socket bound at ``path`` (see the
+    module's docstring); ``OSError`` when it is not one or nothing listens."""
+    with _unconnected(path) as (sock, inode):
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, inode)
     return sock
 
 
 def connect_blocking(path: str | Path, timeout_s: float | None = None) -> socket.socket:
     """``connect`` for a thread: a blocking socket (``timeout_s`` on each operation)."""
-    fd = _open_socket_inode(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
+    with _unconnected(path) as (sock, inode):
         sock.settimeout(timeout_s)
-        sock.connect(f"/proc/self/fd/{fd}")
-    except BaseException:
-        sock.close()
-        raise
-    finally:
-        os.close(fd)
+        sock.connect(inode)
     return sock
 
 

@@ -148,6 +148,18 @@ def held_at_once(
     released.set()
 
 
+def _prestart_pool(tmp_path: Path, size: int) -> PrestartPool:
+    """A pool of ``size`` pre-started workers in ``tmp_path``, not started."""
+    searchable(tmp_path)
+    return PrestartPool(
+        slots_dir=tmp_path / "slots",
+        sockets_dir=tmp_path / "s",
+        size=size,
+        limits=Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8),
+        runtimes_dir=RUNTIMES_DIR,
+    )
+
+
 async def _cancelled_at(task: asyncio.Task[object], reached: threading.Event) -> None:
     if not await asyncio.to_thread(reached.wait, 10):
         raise AssertionError("the start never reached bubblewrap's info")
@@ -193,14 +205,7 @@ async def test_closing_the_pool_while_it_starts_a_worker_leaves_no_process(
     held_at_once: tuple[threading.Event, Callable[[], None]],
 ) -> None:
     reached, release = held_at_once
-    searchable(tmp_path)
-    pool = PrestartPool(
-        slots_dir=tmp_path / "slots",
-        sockets_dir=tmp_path / "s",
-        size=1,
-        limits=Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8),
-        runtimes_dir=RUNTIMES_DIR,
-    )
+    pool = _prestart_pool(tmp_path, size=1)
     pool.start(tenant.ids)
     try:
         if not await asyncio.to_thread(reached.wait, 10):
@@ -260,15 +265,7 @@ async def test_a_take_cancelled_while_specializing_leaves_no_process(
     is out of the pool and nobody's, so it must not live on."""
     from sless.sandbox import prestarting
 
-    searchable(tmp_path)
-    limits = Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8)
-    pool = PrestartPool(
-        slots_dir=tmp_path / "slots",
-        sockets_dir=tmp_path / "s",
-        size=1,
-        limits=limits,
-        runtimes_dir=RUNTIMES_DIR,
-    )
+    pool = _prestart_pool(tmp_path, size=1)
     pool.start(tenant.ids)
     try:
         await pool.wait_filled(timeout_s=30)
@@ -281,7 +278,7 @@ async def test_a_take_cancelled_while_specializing_leaves_no_process(
 
         monkeypatch.setattr(prestarting, "_send", held)
         pool.size = 0  # no refill: the only process of this tenant is the one taken
-        spec = make_spec(tmp_path / "fn", limits=limits, host_ids=tenant.ids)
+        spec = make_spec(tmp_path / "fn", limits=pool.limits, host_ids=tenant.ids)
         take = asyncio.create_task(pool.take(spec))
         try:
             await _cancelled_at(take, reached)  # type: ignore[arg-type]
@@ -335,14 +332,7 @@ async def test_closing_the_pool_cancelled_half_way_is_cancelled_and_leaves_no_pr
         return real(fd)
 
     monkeypatch.setattr(workers_module, "_read_all", second_held)
-    searchable(tmp_path)
-    pool = PrestartPool(
-        slots_dir=tmp_path / "slots",
-        sockets_dir=tmp_path / "s",
-        size=2,
-        limits=Limits(memory_mb=128, max_processes=32, max_open_files=128, tmp_size_mb=8),
-        runtimes_dir=RUNTIMES_DIR,
-    )
+    pool = _prestart_pool(tmp_path, size=2)
     pool.start(tenant.ids)
     try:
         if not await asyncio.to_thread(reached.wait, 20):
