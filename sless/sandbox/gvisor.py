@@ -231,6 +231,12 @@ def _probe(runsc: str, platform: Platform) -> tuple[bool, str]:
     """Run ``true`` in a throwaway rootless sandbox on ``platform``."""
     argv = [runsc, "--rootless", "--network=none", "--ignore-cgroups", f"--platform={platform}"]
     argv += ["do", "true"]
+    unshare = shutil.which("unshare")
+    if os.geteuid() == 0 and unshare is not None:
+        # a probe that hangs (KVM on a VM) is killed at its timeout, and runsc then leaves
+        # the network namespace it bound under /tmp mounted: in a mount namespace of the
+        # probe's own, that mount ends with it
+        argv = [unshare, "--mount", "--propagation", "private", *argv]
     try:
         done = subprocess.run(
             argv, capture_output=True, timeout=_PROBE_TIMEOUT_S, check=False, cwd="/"
