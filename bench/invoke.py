@@ -26,6 +26,11 @@ hashed and looked up, an atomic in-flight count, an invocation id, both header c
 without the hop-by-hop ones, a counter, a latency bucket and one journal line per call
 with one ``write(2)``) and relays over keep-alive connections: its CPU per call is what
 a compiled front for ``/fn`` would cost here, the direction docs/PERFORMANCE.md discusses.
+Two more are Python without an ASGI server (bench/protocol_proxy.py: an
+``asyncio.Protocol`` on uvloop, httptools, all on the loop's one thread): alone, the
+floor of a protocol-level front; with ``--work``, that floor plus the platform's per-call
+work done by the platform's own code (header rules, request encoding, invocation id,
+metrics, the record and its journal line): what a protocol-level invoke path would cost.
 
 Rows: p99 and throughput at every connection count, gateway against nginx; the CPU per
 call of each (``/proc/<pid>/task/*/stat`` utime+stime of every thread of the gateway
@@ -197,14 +202,16 @@ def start_nginx_routes(
     sys.exit("nginx did not start")
 
 
-def start_minimal_proxy(sockets: list[Path], port: int) -> subprocess.Popen[bytes]:
-    """bench/minimal_proxy.py on ``port`` in front of ``sockets``, once it answers."""
+def start_python_proxy(
+    script: str, sockets: list[Path], port: int, *options: str
+) -> subprocess.Popen[bytes]:
+    """bench/``script`` on ``port`` in front of ``sockets``, once it answers."""
     process = subprocess.Popen(
-        [sys.executable, str(Path(__file__).parent / "minimal_proxy.py"), str(port)]
+        [sys.executable, str(Path(__file__).parent / script), *options, str(port)]
         + [str(path) for path in sockets],
         stderr=subprocess.DEVNULL,
     )
-    return _answering(process, port, "the minimal proxy")
+    return _answering(process, port, script)
 
 
 def start_frontsketch(
@@ -220,7 +227,7 @@ def start_frontsketch(
 
 
 def _answering(process: subprocess.Popen[bytes], port: int, name: str) -> subprocess.Popen[bytes]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             httpx.get(f"http://127.0.0.1:{port}/")
@@ -309,7 +316,13 @@ def measure(
         nginx = start_nginx(sockets, Path(work), port)
         nginx_url = f"http://127.0.0.1:{port}/"
         floor_port = free_port()
-        floor = start_minimal_proxy(sockets, floor_port)
+        floor = start_python_proxy("minimal_proxy.py", sockets, floor_port)
+        protocol_port = free_port()
+        protocol = start_python_proxy("protocol_proxy.py", sockets, protocol_port)
+        lean_port = free_port()
+        lean = start_python_proxy(
+            "protocol_proxy.py", sockets, lean_port, "--work", str(Path(work) / "lean-journal")
+        )
         sketch_port = free_port()
         sketch = start_frontsketch(
             build_go("frontsketch", Path(work)), sockets, sketch_port, Path(work) / "journal"
@@ -318,6 +331,8 @@ def measure(
             ("gateway", url),
             ("nginx", nginx_url),
             ("floor", f"http://127.0.0.1:{floor_port}/"),
+            ("protocol", f"http://127.0.0.1:{protocol_port}/"),
+            ("lean", f"http://127.0.0.1:{lean_port}/"),
             ("sketch", f"http://127.0.0.1:{sketch_port}/"),
         )
         try:
@@ -331,6 +346,8 @@ def measure(
                                 "gateway": [platform.pid],
                                 "nginx": nginx_pids(nginx.pid),
                                 "floor": [floor.pid],
+                                "protocol": [protocol.pid],
+                                "lean": [lean.pid],
                                 "sketch": [sketch.pid],
                             },
                             lambda t=target, c=c: wrk(t, c, duration_s),
@@ -353,7 +370,7 @@ def measure(
         finally:
             nginx.terminate()
             nginx.wait()
-            for proxy in (floor, sketch):
+            for proxy in (floor, protocol, lean, sketch):
                 proxy.terminate()
                 proxy.wait()
         tenant.close()
@@ -369,6 +386,11 @@ _WRK_ROWS = [
     ("gateway", "gateway", "CPU per call", "cpu", "ms", "<= 0.12 ms"),
     ("minimal Python proxy", "floor", "CPU per call", "cpu", "ms", "-"),
     ("minimal Python proxy", "floor", "throughput", "rps", "req/s", "-"),
+    ("protocol-level Python proxy", "protocol", "CPU per call", "cpu", "ms", "-"),
+    ("protocol-level Python proxy", "protocol", "throughput", "rps", "req/s", "-"),
+    ("protocol-level proxy + the platform's work", "lean", "CPU per call", "cpu", "ms", "-"),
+    ("protocol-level proxy + the platform's work", "lean", "throughput", "rps", "req/s", "-"),
+    ("protocol-level proxy + the platform's work", "lean", "p99", "p99", "ms", "-"),
     ("compiled front sketch (Go)", "sketch", "CPU per call", "cpu", "ms", "-"),
     ("compiled front sketch (Go)", "sketch", "throughput", "rps", "req/s", "-"),
 ]

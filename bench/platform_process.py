@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -105,6 +106,10 @@ def started_platform(extra_env: dict[str, str] | None = None) -> Iterator[Platfo
             finally:
                 server.terminate()
                 server.wait(timeout=60)
+                # the server's log outlives the run where SLESS_BENCH_SERVER_LOG names a file
+                if kept := os.environ.get("SLESS_BENCH_SERVER_LOG"):
+                    shutil.copyfile(log_path, kept)
+                    shutil.copytree(Path(data) / "logs", f"{kept}.functions", dirs_exist_ok=True)
 
 
 def admin_client(url: str) -> httpx.Client:
