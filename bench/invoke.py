@@ -30,7 +30,9 @@ Two more are Python without an ASGI server (bench/protocol_proxy.py: an
 ``asyncio.Protocol`` on uvloop, httptools, all on the loop's one thread): alone, the
 floor of a protocol-level front; with ``--work``, that floor plus the platform's per-call
 work done by the platform's own code (header rules, request encoding, invocation id,
-metrics, the record and its journal line): what a protocol-level invoke path would cost.
+metrics, the record and its journal line): what a protocol-level invoke path would cost;
+with ``--work-cheap``, the same steps written for that path (one pass over the parsed
+bytes, plain counters, the record as a tuple): what the work costs designed for it.
 
 Rows: p99 and throughput at every connection count, gateway against nginx; the CPU per
 call of each (``/proc/<pid>/task/*/stat`` utime+stime of every thread of the gateway
@@ -323,6 +325,14 @@ def measure(
         lean = start_python_proxy(
             "protocol_proxy.py", sockets, lean_port, "--work", str(Path(work) / "lean-journal")
         )
+        cheap_port = free_port()
+        cheap = start_python_proxy(
+            "protocol_proxy.py",
+            sockets,
+            cheap_port,
+            "--work-cheap",
+            str(Path(work) / "cheap-journal"),
+        )
         sketch_port = free_port()
         sketch = start_frontsketch(
             build_go("frontsketch", Path(work)), sockets, sketch_port, Path(work) / "journal"
@@ -333,6 +343,7 @@ def measure(
             ("floor", f"http://127.0.0.1:{floor_port}/"),
             ("protocol", f"http://127.0.0.1:{protocol_port}/"),
             ("lean", f"http://127.0.0.1:{lean_port}/"),
+            ("cheap", f"http://127.0.0.1:{cheap_port}/"),
             ("sketch", f"http://127.0.0.1:{sketch_port}/"),
         )
         try:
@@ -348,6 +359,7 @@ def measure(
                                 "floor": [floor.pid],
                                 "protocol": [protocol.pid],
                                 "lean": [lean.pid],
+                                "cheap": [cheap.pid],
                                 "sketch": [sketch.pid],
                             },
                             lambda t=target, c=c: wrk(t, c, duration_s),
@@ -370,7 +382,7 @@ def measure(
         finally:
             nginx.terminate()
             nginx.wait()
-            for proxy in (floor, protocol, lean, sketch):
+            for proxy in (floor, protocol, lean, cheap, sketch):
                 proxy.terminate()
                 proxy.wait()
         tenant.close()
@@ -391,6 +403,9 @@ _WRK_ROWS = [
     ("protocol-level proxy + the platform's work", "lean", "CPU per call", "cpu", "ms", "-"),
     ("protocol-level proxy + the platform's work", "lean", "throughput", "rps", "req/s", "-"),
     ("protocol-level proxy + the platform's work", "lean", "p99", "p99", "ms", "-"),
+    ("protocol-level proxy + the work written for it", "cheap", "CPU per call", "cpu", "ms", "-"),
+    ("protocol-level proxy + the work written for it", "cheap", "throughput", "rps", "req/s", "-"),
+    ("protocol-level proxy + the work written for it", "cheap", "p99", "p99", "ms", "-"),
     ("compiled front sketch (Go)", "sketch", "CPU per call", "cpu", "ms", "-"),
     ("compiled front sketch (Go)", "sketch", "throughput", "rps", "req/s", "-"),
 ]

@@ -1,6 +1,6 @@
 """The floor under a protocol-level front: uvloop and httptools, nothing else.
 
-    python protocol_proxy.py [--work JOURNAL_DIR] PORT SOCKET [SOCKET...]
+    python protocol_proxy.py [--work JOURNAL_DIR | --work-cheap JOURNAL_DIR] PORT SOCKET...
 
 Serves every request on 127.0.0.1:PORT by one keep-alive exchange with a worker socket
 (round robin over the sockets; an idle connection to it, a new one up to 16, or a wait in
@@ -30,9 +30,11 @@ Not a server to use.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import hashlib
 import itertools
+import os
 import signal
 import sys
 import time
@@ -197,6 +199,89 @@ class Work:
         return request, answered
 
 
+#: the caller's fields that never reach a function, as bytes (``sless.backends.headers``)
+_NOT_FROM_CALLER = frozenset(name.encode() for name in header_rule._NOT_FROM_CALLER)
+_NOT_FROM_FUNCTION = frozenset(name.encode() for name in header_rule._NOT_FROM_FUNCTION)
+_SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900)
+
+
+class CheapWork(Work):
+    """The same steps written for a protocol-level path (``--work cheap``): the header rules
+    in one pass over the parsed bytes (httptools has already refused a malformed field),
+    the request head joined from bytes, the id as hex from the pool of random bytes,
+    counters and a latency bucket as plain integers, the record a tuple and its journal
+    line formatted from it with one ``write(2)``. What the same work costs when it is
+    designed for this path rather than carried over from the ASGI one."""
+
+    def __init__(self, journal_dir: Path) -> None:
+        super().__init__(journal_dir)
+        self.counts: dict[tuple[str, str, int], int] = {}
+        self.buckets = [0] * (len(_SECONDS) + 1)
+        self.pool, self.taken = b"", 4096
+        self.fd = os.open(journal_dir / "cheap.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        self.queue: collections.deque[tuple[object, ...]] = collections.deque()
+
+    def drain(self) -> None:
+        self.queue.clear()
+        super().drain()
+
+    def request(
+        self, url: bytes, fields: list[tuple[bytes, bytes]], peer: str
+    ) -> tuple[bytes, Callable[[int, list[tuple[bytes, bytes]], int], list[tuple[bytes, bytes]]]]:
+        clock = time.perf_counter()
+        started = time.time()
+        namespace, name = self.routes[url.decode("latin-1")]
+        token = b""
+        named: set[bytes] = set()
+        kept = []
+        for key, value in fields:
+            lower = key.lower()
+            if lower == b"authorization":
+                token = value
+            elif lower == b"connection":
+                named.update(part.strip().lower() for part in value.split(b","))
+            if lower not in _NOT_FROM_CALLER and not lower.startswith(b"x-sless-"):
+                kept.append((lower, value))
+        self.tokens.get(hashlib.sha256(token).digest())
+        if self.in_flight[namespace] >= 1000:
+            raise RuntimeError("too many calls")
+        self.in_flight[namespace] += 1
+        if self.taken + 16 > len(self.pool):
+            self.pool, self.taken = os.urandom(4096), 0
+        call = self.pool[self.taken : self.taken + 16].hex()
+        self.taken += 16
+        head = [b"GET ", url, b" HTTP/1.1\r\nhost: worker\r\n"]
+        for key, value in kept:
+            if key not in named:
+                head += (key, b": ", value, b"\r\n")
+        head.append(
+            b"x-sless-invocation-id: %s\r\nx-sless-deadline: %.3f\r\nx-forwarded-for: %s\r\n"
+            b"traceparent: 00-%s-%s-01\r\ncontent-length: 0\r\n\r\n"
+            % (call.encode(), started + 30, peer.encode(), call.encode(), call[:16].encode())
+        )
+
+        def answered(
+            status: int, answer: list[tuple[bytes, bytes]], size: int
+        ) -> list[tuple[bytes, bytes]]:
+            self.in_flight[namespace] -= 1
+            seconds = time.perf_counter() - clock
+            key = (namespace, name, status)
+            self.counts[key] = self.counts.get(key, 0) + 1
+            self.buckets[bisect.bisect_left(_SECONDS, seconds)] += 1
+            record = (call, namespace, name, status, seconds * 1000, 0, size, started)
+            self.queue.append(record)
+            line = f'["{call}","{namespace}","{name}",{status},{seconds * 1000!r},0,{size},'
+            os.write(self.fd, f"{line}{started!r}]\n".encode())
+            return [
+                (key, value)
+                for key, value in answer
+                if (lower := key.lower()) not in _NOT_FROM_FUNCTION
+                and not lower.startswith(b"x-sless-")
+            ]
+
+        return b"".join(head), answered
+
+
 class Client(asyncio.Protocol):
     """One client connection; requests answered in order, one at a time."""
 
@@ -247,8 +332,9 @@ class Client(asyncio.Protocol):
 def main() -> None:
     args = sys.argv[1:]
     work = None
-    if args[0] == "--work":
-        work, args = Work(Path(args[1])), args[2:]
+    if args[0] in ("--work", "--work-cheap"):
+        work = (Work if args[0] == "--work" else CheapWork)(Path(args[1]))
+        args = args[2:]
     port, sockets = int(args[0]), args[1:]
     pools = itertools.cycle([Pool(path) for path in sockets])
 
