@@ -74,6 +74,11 @@ GVISOR_UID = 0
 GVISOR_GID = 0
 #: a KVM that cannot map the sandbox hangs rather than fails
 _PROBE_TIMEOUT_S = 10.0
+_KVM_DEVICE = "/dev/kvm"
+#: where ``auto`` remembers, until the machine reboots, that KVM could not run this runsc
+#: (a root-only tmpfs: nobody else can plant or link the note); not kept when not root
+_NOTES_DIR = Path("/run/sless")
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
 #: host tasks and memory of gVisor itself (Sentry, gofer, runsc; Go threads), on top of the
@@ -204,8 +209,9 @@ def runsc_available(runsc: str, platform: str = "auto") -> tuple[Gvisor | None, 
     a sandbox on this host; else ``(None, one-line reason)``.
 
     ``auto`` picks KVM when a sandbox actually starts on it (``/dev/kvm`` present is not
-    enough: a VM's KVM may have too few memory slots), else systrap. Never a fallback to
-    another isolation: the caller refuses to start when this fails."""
+    enough: a VM's KVM may have too few memory slots), else systrap; a KVM that failed for
+    this runsc is not tried again until the machine reboots. Never a fallback to another
+    isolation: the caller refuses to start when this fails."""
     path = shutil.which(runsc)
     if path is None:
         return None, f"gVisor's runsc ({runsc}) not found: set SLESS_SANDBOX_RUNSC"
@@ -214,7 +220,9 @@ def runsc_available(runsc: str, platform: str = "auto") -> tuple[Gvisor | None, 
         return None, f"{real} is not executable by the workers' uids: install runsc elsewhere"
     candidates: list[Platform]
     if platform == "auto":
-        candidates = ["kvm", "systrap"] if os.path.exists("/dev/kvm") else ["systrap"]
+        candidates = ["kvm", "systrap"] if os.path.exists(_KVM_DEVICE) else ["systrap"]
+        if candidates[0] == "kvm" and _kvm_failed_before(real):
+            candidates = ["systrap"]
     elif platform in ("systrap", "kvm", "ptrace"):
         candidates = [platform]  # type: ignore[list-item]
     else:
@@ -224,7 +232,49 @@ def runsc_available(runsc: str, platform: str = "auto") -> tuple[Gvisor | None, 
         ok, last = _probe(str(real), candidate)
         if ok:
             return Gvisor(runsc=str(real), platform=candidate), ""
+        if platform == "auto" and candidate == "kvm":
+            _note_kvm_failed(real)
     return None, f"{real} cannot start a sandbox ({candidates[-1]}): {last}"
+
+
+def _kvm_note(runsc: Path) -> tuple[Path, str] | None:
+    """The note's path, and what it must say for this boot and this very runsc binary
+    (None: no place to keep it)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        stat = runsc.stat()
+        boot = _BOOT_ID.read_text().strip()
+    except OSError:
+        return None
+    return _NOTES_DIR / "gvisor-kvm-failed", f"{boot} {runsc} {stat.st_size} {stat.st_mtime_ns}\n"
+
+
+def _kvm_failed_before(runsc: Path) -> bool:
+    """KVM's probe failed for this runsc since the machine started: a VM's KVM that hangs
+    does not heal, and each new try costs ``_PROBE_TIMEOUT_S`` of every start."""
+    note = _kvm_note(runsc)
+    if note is None:
+        return False
+    path, says = note
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd) as found:
+        return found.read() == says
+
+
+def _note_kvm_failed(runsc: Path) -> None:
+    note = _kvm_note(runsc)
+    if note is None:
+        return
+    path, says = note
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as written:
+            written.write(says)
 
 
 def _probe(runsc: str, platform: Platform) -> tuple[bool, str]:
