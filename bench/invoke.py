@@ -459,7 +459,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--http",
-        choices=["granian", "httptools", "h11"],
+        choices=["granian", "httptools", "h11", "express"],
         help="the gateway's HTTP server (default: its own, SLESS_GATEWAY_HTTP)",
     )
 

@@ -1,13 +1,20 @@
 """Ending the background tasks a component owns: the one way a stop cancels them and
-waits for them; and the one way to wait with a time limit that keeps a cancellation."""
+waits for them; the one way to wait with a time limit that keeps a cancellation; and the
+one way for a callback to start a short task it does not wait for (``spawn``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+import logging
+from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+#: tasks started by ``spawn`` and not yet ended: the loop keeps only weak references
+_spawned: set[asyncio.Task[Any]] = set()
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any] | None]) -> None:
@@ -43,3 +50,19 @@ async def wait_for(awaitable: Awaitable[T], timeout_s: float | None) -> T:
     cancellations and raises the caller's."""
     async with asyncio.timeout(timeout_s):
         return await awaitable
+
+
+def spawn(coroutine: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
+    """Run ``coroutine`` as a task nobody awaits, from a callback of the running loop
+    (the express path's rare turns: an error to answer, a worker to discard). The task
+    is kept alive until it ends, and what it raises is logged, never lost."""
+    task = asyncio.get_running_loop().create_task(coroutine, name=name)
+    _spawned.add(task)
+    task.add_done_callback(_spawned_ended)
+    return task
+
+
+def _spawned_ended(task: asyncio.Task[Any]) -> None:
+    _spawned.discard(task)
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.error("task %s failed: %s", task.get_name(), type(error).__name__, exc_info=error)

@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from sless.backends.http1 import Http1Client
+from sless.backends.http1 import Connection, Http1Client
 from sless.models import (
     CodeRef,
     Function,
@@ -44,6 +44,18 @@ class Upstream:
     note: Callable[[str], None] | None = None
     #: the lease started a worker (or a pod) for this call: a cold start
     cold: bool = False
+
+
+class Held(Protocol):
+    """A lease taken at once (``Serving.lease_now``): an upstream and one of its idle
+    connections, held until ``release`` (``undo`` if nothing was sent on it)."""
+
+    upstream: Upstream
+    connection: Connection
+
+    def undo(self) -> None: ...
+
+    def release(self, *, clean: bool) -> None: ...
 
 
 class FunctionStore(Protocol):
@@ -160,6 +172,12 @@ class Serving(Protocol):
     ) -> AbstractAsyncContextManager[Upstream]:
         """Lease an upstream for one invocation of the serving version (or of ``version``,
         one of the serving spec's ``routed_versions``)."""
+        ...
+
+    def lease_now(self, namespace: str, name: str, version: str | None = None) -> Held | None:
+        """``upstream`` without waiting: a warm instance with room and an idle connection
+        to it, taken at once, or None (then ``upstream``). No I/O: the express path of
+        ``sless.gateway.express``."""
         ...
 
     async def prewarm(self, namespace: str, name: str, *, until: float) -> None:

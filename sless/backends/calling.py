@@ -274,14 +274,7 @@ def open_call(
     """
     if version is None:
         version = route(backend.serving(namespace, name))
-    deadline = time.time() + timeout_s
-    forwarded = [
-        *_headers.to_function(headers),
-        ("x-sless-invocation-id", str(invocation_id)),
-        ("x-sless-deadline", f"{deadline:.3f}"),
-    ]
-    if traceparent is not None:
-        forwarded.append(("traceparent", traceparent))
+    forwarded = call_headers(headers, invocation_id, timeout_s, traceparent)
     return _OpenCall(
         backend,
         namespace,
@@ -295,6 +288,25 @@ def open_call(
         timeout_s,
         timeout_s if idle_s is None else idle_s,
     )
+
+
+def call_headers(
+    headers: list[tuple[str, str]],
+    invocation_id: uuid.UUID,
+    timeout_s: float,
+    traceparent: str | None = None,
+) -> list[tuple[str, str]]:
+    """What a call sends the function: ``headers`` under the hop-by-hop rule, then the
+    invocation id, the deadline (``timeout_s`` from now) and the trace context."""
+    deadline = time.time() + timeout_s
+    forwarded = [
+        *_headers.to_function(headers),
+        ("x-sless-invocation-id", str(invocation_id)),
+        ("x-sless-deadline", f"{deadline:.3f}"),
+    ]
+    if traceparent is not None:
+        forwarded.append(("traceparent", traceparent))
+    return forwarded
 
 
 class _OpenCall:
@@ -405,19 +417,34 @@ class _OpenCall:
         await self._lease.__aexit__(kind, error, traceback)
 
     async def _failed(self, error: BaseException) -> BaseException:
-        """What ``error`` is to the caller: a timeout, an answer over the limit or a broken
-        connection named as ``call_function`` names them; anything else as it is."""
-        upstream, invocation_id = self._upstream, self._invocation_id
-        if isinstance(error, TimeoutError):
-            upstream.timed_out = True
-            reason = _endings.timed_out(self._timeout_s)
-            return _died(InvocationTimeout, upstream, invocation_id, reason)
-        if isinstance(error, ResponseTooLarge):
-            reason = _endings.response_too_large(self._backend.max_response_bytes)
-            return _died(UpstreamError, upstream, invocation_id, reason)
-        if isinstance(error, UpstreamBroken):
-            return await _broken(upstream, invocation_id, error)
-        return error
+        return await failure(
+            error,
+            self._upstream,
+            self._invocation_id,
+            self._timeout_s,
+            self._backend.max_response_bytes,
+        )
+
+
+async def failure(
+    error: BaseException,
+    upstream: Upstream,
+    invocation_id: uuid.UUID,
+    timeout_s: float,
+    max_response_bytes: int,
+) -> BaseException:
+    """What ``error`` is to the caller: a timeout, an answer over the limit or a broken
+    connection named as ``call_function`` names them; anything else as it is."""
+    if isinstance(error, TimeoutError):
+        upstream.timed_out = True
+        reason = _endings.timed_out(timeout_s)
+        return _died(InvocationTimeout, upstream, invocation_id, reason)
+    if isinstance(error, ResponseTooLarge):
+        reason = _endings.response_too_large(max_response_bytes)
+        return _died(UpstreamError, upstream, invocation_id, reason)
+    if isinstance(error, UpstreamBroken):
+        return await _broken(upstream, invocation_id, error)
+    return error
 
 
 async def _broken(upstream: Upstream, invocation_id: uuid.UUID, error: Exception) -> SlessError:

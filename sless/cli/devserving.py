@@ -194,6 +194,10 @@ class DevServing:
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         return {}
 
+    def lease_now(self, namespace: str, name: str, version: str | None = None) -> None:
+        """Every call leases through ``upstream`` (``sless dev`` has no express path)."""
+        return None
+
     @contextlib.asynccontextmanager
     async def upstream(
         self, namespace: str, name: str, version: str | None = None

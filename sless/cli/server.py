@@ -9,7 +9,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,7 @@ from sless.store import DataDirInUse, EmbeddedPostgres, SecretKeyError, cipher_f
 
 if TYPE_CHECKING:
     from sless.gateway import Admission, Gateway
+    from sless.gateway.platform import Platform
 
 log = logging.getLogger("sless")
 
@@ -146,9 +147,10 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
     """uvicorn on uvloop with the configured parser; True once it had started."""
     import uvicorn
 
+    # uvicorn has no request-head timeout: the connection guard closes idle connections
+    admission = _admitting(app, settings, idle_timeout_s=settings.gateway.header_timeout_s)
     config = uvicorn.Config(
-        # uvicorn has no request-head timeout: the connection guard closes idle connections
-        _admitting(app, settings, idle_timeout_s=settings.gateway.header_timeout_s),
+        admission,
         host=settings.gateway.host,
         port=settings.gateway.port,
         lifespan="on",
@@ -156,7 +158,7 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
         access_log=False,
         timeout_graceful_shutdown=int(settings.gateway.shutdown_grace_s),
         loop="uvloop",
-        http=settings.gateway.http,
+        http=_http_protocol(app, admission, settings.gateway.http),
         # the app applies SLESS_GATEWAY_FORWARDED_ALLOW_IPS itself, whichever the server
         proxy_headers=False,
         # past it uvicorn answers new connections 503 and keeps serving the accepted ones
@@ -166,6 +168,21 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
     server = graceful_server_class()(config)
     server.run()
     return bool(server.started)
+
+
+def _http_protocol(app: Gateway, admission: Admission, http: str) -> Any:
+    """uvicorn's ``http``: its parser by name, or the gateway's own protocol class
+    (``express``: httptools with the express path, sless.gateway.front)."""
+    if http != "express":
+        return http
+    from sless.gateway.express import Express
+    from sless.gateway.front import front_protocol
+
+    def platform() -> Platform | None:
+        return app.api.state.platform if app.started else None
+
+    trusted = admission.limits.trusted_proxies
+    return front_protocol(Express(platform, admission.activity, trusted))
 
 
 def _serve_granian(app: Gateway, settings: Settings) -> bool:

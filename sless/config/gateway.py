@@ -31,10 +31,11 @@ class GatewaySettings(BaseModel):
     #: public URL of the gateway, shown to users (defaults to http://host:port)
     public_url: str | None = None
     #: the HTTP/1.1 server of ``sless up``: granian (hyper, Rust; its I/O runs in a thread
-    #: of its own), or uvicorn with httptools (llhttp, C) or h11 (pure Python). All three
-    #: pass the request-smuggling tests; docs/PERFORMANCE.md has the figures that chose
-    #: the default
-    http: Literal["granian", "httptools", "h11"] = "granian"
+    #: of its own), or uvicorn with httptools (llhttp, C) or h11 (pure Python), or
+    #: ``express``: httptools with the gateway's own protocol, which serves warm whole
+    #: ``/fn/`` calls without the ASGI hand-over (sless.gateway.front). All pass the
+    #: request-smuggling tests; docs/PERFORMANCE.md has the figures that chose the default
+    http: Literal["granian", "httptools", "h11", "express"] = "granian"
     # -- slow and greedy clients (nginx's client_header_timeout, client_body_timeout,
     # limit_conn; sless.gateway.connections, docs/SECURITY.md "Connection limits")
     #: a connection must deliver a whole request head (request line and headers) within

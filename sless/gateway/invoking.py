@@ -63,7 +63,7 @@ class HttpTriggerDisabled(SlessError):
     code = "http_trigger_disabled"
 
 
-class _Call:
+class Call:
     """What one ``/fn/...`` request has done so far: what its invocation record will say."""
 
     __slots__ = (
@@ -192,7 +192,7 @@ class InvokeApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         platform: Platform = self._get_platform()
-        call = _Call(scope["path"])
+        call = Call(scope["path"])
         call.trace = platform.tracing.begin(scope["headers"])
         if scope["type"] == "websocket":  # an error refuses the upgrade
             send = websocket.refusing(scope, send)
@@ -221,10 +221,10 @@ class InvokeApp:
             if call.known:
                 platform.metrics.record(call.namespace, call.name, call.status, call.elapsed())
                 if call.trace is not None and call.trace.recording:
-                    platform.tracing.end(call.trace, _span_attributes(call, scope))
+                    platform.tracing.end(call.trace, span_attributes(call, scope))
 
     async def _serve(
-        self, platform: Platform, call: _Call, scope: Scope, receive: Receive, send: Send
+        self, platform: Platform, call: Call, scope: Scope, receive: Receive, send: Send
     ) -> None:
         namespace, name = call.namespace, call.name
         if not (is_dns1123_label(namespace) and is_dns1123_label(name)):
@@ -273,7 +273,7 @@ class InvokeApp:
     async def _enqueue(
         self,
         platform: Platform,
-        call: _Call,
+        call: Call,
         scope: Scope,
         send: Send,
         headers: list[tuple[bytes, bytes]],
@@ -341,7 +341,7 @@ class InvokeApp:
     async def _authorize(
         self,
         platform: Platform,
-        call: _Call,
+        call: Call,
         scope: Scope,
         headers: list[tuple[bytes, bytes]],
         namespace: str,
@@ -399,7 +399,7 @@ class InvokeApp:
     async def _forward(
         self,
         platform: Platform,
-        call: _Call,
+        call: Call,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -418,7 +418,7 @@ class InvokeApp:
     async def _call(
         self,
         platform: Platform,
-        call: _Call,
+        call: Call,
         scope: Scope,
         receive: Receive,
         send: Send,
@@ -463,7 +463,7 @@ class InvokeApp:
             call.response_bytes = len(payload)
 
 
-def _cold_start(platform: Platform, call: _Call, stream: Stream) -> None:
+def _cold_start(platform: Platform, call: Call, stream: Stream) -> None:
     """The call waited for a worker (or a pod) started for it: a histogram, a span."""
     leasing, leased = stream.leased
     platform.metrics.record_cold_start(call.namespace, call.name, (leased - leasing) / 1e9)
@@ -471,7 +471,7 @@ def _cold_start(platform: Platform, call: _Call, stream: Stream) -> None:
         call.trace.mark("sless.cold_start", leasing, leased)
 
 
-def _span_attributes(call: _Call, scope: Scope) -> dict[str, Any]:
+def span_attributes(call: Call, scope: Scope) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "sless.namespace": call.namespace,
         "sless.function": call.name,

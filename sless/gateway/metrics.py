@@ -149,6 +149,11 @@ class GatewayMetrics:
     def _platform_metrics(self) -> None:
         """The figures of the platform rather than of one function's calls."""
         r = self.registry
+        self.express_calls = Counter(
+            "sless_gateway_express_calls",
+            "Calls served by the express path (SLESS_GATEWAY_HTTP=express), of all calls",
+            registry=r,
+        )
         self.verdicts = Counter(
             "sless_upload_verdicts",
             "Upload validation verdicts by stage (archive, static, manifest, llm...)",

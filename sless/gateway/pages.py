@@ -27,6 +27,7 @@ needs a host of its own; docs/SECURITY.md says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from starlette.types import Message, Scope, Send
 
@@ -85,18 +86,27 @@ def isolated(send: Send, path: str) -> Send:
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = []
-            for key, value in message.get("headers", ()):
-                lower = key.lower()
-                if lower in _DROPPED:
-                    continue
-                if lower == b"set-cookie":
-                    if cookie_path is None:
-                        continue
-                    value = scoped_cookie(value, cookie_path)
-                headers.append((key, value))
-            headers.append((b"content-security-policy", SANDBOX))
+            headers = isolated_headers(message.get("headers", ()), cookie_path)
             message = {**message, "headers": headers}
         await send(message)
 
     return sending
+
+
+def isolated_headers(
+    headers: Iterable[tuple[bytes, bytes]], cookie_path: bytes | None
+) -> list[tuple[bytes, bytes]]:
+    """A response's ``headers`` under the rules above; ``cookie_path``: the request's
+    ``function_path`` (None: its cookies are dropped)."""
+    kept = []
+    for key, value in headers:
+        lower = key.lower()
+        if lower in _DROPPED:
+            continue
+        if lower == b"set-cookie":
+            if cookie_path is None:
+                continue
+            value = scoped_cookie(value, cookie_path)
+        kept.append((key, value))
+    kept.append((b"content-security-policy", SANDBOX))
+    return kept

@@ -45,7 +45,7 @@ class NotWebSocket(SlessError):
 
 
 class Session(Protocol):
-    """What the session tells the call's record (``sless.gateway.invoking._Call``)."""
+    """What the session tells the call's record (``sless.gateway.invoking.Call``)."""
 
     invocation_id: Any
     namespace: str

@@ -163,6 +163,17 @@ class Tenancy:
                 self.limits.failed_attempt(address)
             raise
 
+    def authenticated_now(self, token: str, address: str) -> Principal | None:
+        """``authenticate_from`` without waiting: the principal of a token resolved in
+        the last few seconds, else None (then ``authenticate_from``, which may refuse).
+        None too when ``address`` is braked: that refusal is ``authenticate_from``'s."""
+        if self.limits.failed_auth.wait(address):
+            return None
+        cached = self._cache.get(token_digest(token))
+        if cached is not None and cached[1] > time.monotonic():
+            return cached[0]
+        return None
+
     async def authenticate(self, token: str | None) -> Principal:
         """Resolve a token with the configured providers, tried in order."""
         if not token:

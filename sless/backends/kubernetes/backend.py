@@ -314,6 +314,10 @@ class KubernetesBackend(TriggerResources, FunctionResources, TenantResources):
         entry = self._functions.get((namespace, name))
         return None if entry is None or entry.terminating else entry.spec
 
+    def lease_now(self, namespace: str, name: str, version: str | None = None) -> None:
+        """No express path in Kubernetes mode yet: every call leases through ``upstream``."""
+        return None
+
     @contextlib.asynccontextmanager
     async def upstream(
         self, namespace: str, name: str, version: str | None = None

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from sless.backends.base import Upstream
-from sless.backends.http1 import Http1Client
+from sless.backends.http1 import Connection, Http1Client
 from sless.errors import TooManyRequests
 from sless.models import FunctionSpec
 from sless.sandbox import Worker
-from sless.tasks import wait_for
+from sless.tasks import spawn, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -217,13 +217,34 @@ class FunctionPool:
     def lease(self) -> AbstractAsyncContextManager[Upstream]:
         return _Lease(self)
 
+    def lease_now(self) -> HeldLease | None:
+        """A worker with room and one of its idle connections, taken at once (no
+        ``await``), or None: the call then leases the usual way (``lease``)."""
+        slot = self._free_slot()
+        if slot is None:
+            return None
+        connection = slot.client.take_idle()
+        if connection is None:
+            slot.inflight -= 1
+            return None
+        upstream = Upstream(client=slot.client, ending=slot.worker.ending, note=self.note)
+        return HeldLease(self, slot, upstream, connection)
+
     async def _release(self, slot: _Slot, upstream: Upstream, started: float) -> None:
+        if self._ended(slot, upstream, started):
+            await self._after_call(slot, upstream)
+
+    def _ended(self, slot: _Slot, upstream: Upstream, started: float) -> bool:
+        """Count the call's end; True when the lock is needed (a worker to discard, or
+        calls waiting for room to wake)."""
         slot.inflight -= 1
         slot.last_used = time.monotonic()
         self._mean_call_s += 0.2 * (slot.last_used - started - self._mean_call_s)
         broken = upstream.timed_out or (upstream.failed and not slot.alive)
-        if not broken and not self._waiting:
-            return  # the common case: nobody to wake, nothing to discard, no lock
+        # the common case: nobody to wake, nothing to discard, no lock
+        return broken or bool(self._waiting)
+
+    async def _after_call(self, slot: _Slot, upstream: Upstream) -> None:
         async with self._cond:
             if upstream.timed_out:
                 # the handler is stuck: only killing the process frees it
@@ -328,3 +349,33 @@ class _Lease:
         traceback: TracebackType | None,
     ) -> None:
         await self._pool._release(self._slot, self._upstream, self._started)
+
+
+class HeldLease:
+    """A lease taken without waiting (``FunctionPool.lease_now``): the worker's room and
+    one idle connection to it, held until ``release`` (or ``undo``, before anything was
+    sent). The express path's counterpart of ``_Lease`` (sless.gateway.express)."""
+
+    __slots__ = ("_pool", "_slot", "_started", "connection", "upstream")
+
+    def __init__(
+        self, pool: FunctionPool, slot: _Slot, upstream: Upstream, connection: Connection
+    ) -> None:
+        self._pool = pool
+        self._slot = slot
+        self.upstream = upstream
+        self.connection = connection
+        self._started = time.monotonic()
+
+    def undo(self) -> None:
+        """Nothing was sent: the room and the connection go back as they were."""
+        self._slot.inflight -= 1
+        self._slot.client.give_back(self.connection, clean=True)
+
+    def release(self, *, clean: bool) -> None:
+        """The call is over: its connection is kept if ``clean`` and whole, the room is
+        given back; a worker to discard or waiters to wake take a task of their own."""
+        pool, slot, upstream = self._pool, self._slot, self.upstream
+        slot.client.give_back(self.connection, clean=clean)
+        if pool._ended(slot, upstream, self._started):
+            spawn(pool._after_call(slot, upstream), name="sless-pool-release")

@@ -24,9 +24,9 @@ from pydantic import SecretStr
 from sless.backends.base import Upstream
 from sless.backends.local.building import Builder
 from sless.backends.local.launching import MissingSecrets, WorkerLauncher, version_of
-from sless.backends.local.pooling import FunctionPool
+from sless.backends.local.pooling import FunctionPool, HeldLease
 from sless.config import Settings
-from sless.errors import NotFound, NotReady
+from sless.errors import NotFound, NotReady, SlessError
 from sless.models import FunctionSpec
 from sless.sandbox import EgressProxy, TunnelCaps, Worker
 from sless.store import CodeGate, FunctionRecord, VersionRepository
@@ -304,6 +304,14 @@ class VersionPools:
         self, namespace: str, name: str, version: str | None = None
     ) -> AbstractAsyncContextManager[Upstream]:
         return self._pool_for(namespace, name, version).lease()
+
+    def lease_now(self, namespace: str, name: str, version: str | None = None) -> HeldLease | None:
+        """A warm worker with room and an idle connection, at once, or None."""
+        try:
+            pool = self._pool_for(namespace, name, version)
+        except SlessError:
+            return None
+        return pool.lease_now()
 
     def instance_counts(self) -> dict[tuple[str, str], tuple[int, int, int]]:
         counts = {key: (p.size, p.started, p.inflight) for key, p in self._pools.items()}
