@@ -56,6 +56,8 @@ def handle(event, context):
             "Keep-Alive": "timeout=99",
             "Proxy-Authenticate": "Basic",
             "X-Sless-Foo": "1",
+            "Connection": "X-Private",
+            "X-Private": "1",
             "X-Kept": "yes",
         }
         return {"statusCode": 201, "headers": headers, "body": "headers"}
@@ -177,11 +179,31 @@ def request(
 
 
 class Reader:
-    """Responses read one after the other from one connection."""
+    """Responses read one after the other from one connection (its own buffer, not
+    ``makefile``: a file object would keep the socket open past its ``with``)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
-        self._file = sock.makefile("rb")
+        self._buffer = b""
+
+    def readline(self, limit: int) -> bytes:
+        while b"\n" not in self._buffer and len(self._buffer) < limit:
+            if not (data := self._sock.recv(65536)):
+                break
+            self._buffer += data
+        end = self._buffer.find(b"\n") + 1 or min(limit, len(self._buffer))
+        line, self._buffer = self._buffer[:end], self._buffer[end:]
+        return line
+
+    def read(self, n: int = -1) -> bytes:
+        """``n`` bytes (fewer at the end of the stream); all until it ends if ``n < 0``."""
+        while n < 0 or len(self._buffer) < n:
+            if not (data := self._sock.recv(65536)):
+                break
+            self._buffer += data
+        end = len(self._buffer) if n < 0 else n
+        data, self._buffer = self._buffer[:end], self._buffer[end:]
+        return data
 
     def response(self, *, head: bool = False) -> Response:
         """The next final response; the interim ones before it (``100 Continue``) are
@@ -193,12 +215,12 @@ class Reader:
         return response
 
     def _one(self, head: bool) -> Response:
-        line = self._file.readline(65536)
+        line = self.readline(65536)
         assert line, "the connection closed before a response"
         version, status, _ = line.decode("latin-1").split(" ", 2)
         assert version == "HTTP/1.1", line
         headers = []
-        while (line := self._file.readline(65536)) not in (b"\r\n", b"\n", b""):
+        while (line := self.readline(65536)) not in (b"\r\n", b"\n", b""):
             name, _, value = line.decode("latin-1").partition(":")
             headers.append((name.strip().lower(), value.strip()))
         response = Response(int(status), headers, b"")
@@ -209,28 +231,28 @@ class Reader:
         elif (length := response.header("content-length")) is not None:
             response.body = self._exactly(int(length))
         else:
-            response.body = self._file.read()
+            response.body = self.read()
         return response
 
     def closed(self, within_s: float = 5) -> bool:
         """The server closed the connection within ``within_s`` (nothing more to read)."""
         self._sock.settimeout(within_s)
         try:
-            return self._file.read(1) == b""
+            return self.read(1) == b""
         except (TimeoutError, OSError):
             return False
 
     def _exactly(self, n: int) -> bytes:
-        data = self._file.read(n)
+        data = self.read(n)
         assert len(data) == n, f"the body ended after {len(data)} of {n} bytes"
         return data
 
     def _chunked(self) -> bytes:
         chunks = []
-        while size := int(self._file.readline(1024).split(b";")[0], 16):
+        while size := int(self.readline(1024).split(b";")[0], 16):
             chunks.append(self._exactly(size))
-            assert self._file.readline(1024) == b"\r\n"
-        while self._file.readline(65536) not in (b"\r\n", b""):  # trailers
+            assert self.readline(1024) == b"\r\n"
+        while self.readline(65536) not in (b"\r\n", b""):  # trailers
             pass
         return b"".join(chunks)
 
