@@ -12,8 +12,9 @@ the requests in flight of one ``X-Forwarded-For`` client behind a trusted proxy
 (``limit_conn``). Every attack here is bounded in connections and time and stops itself;
 the other clients come from other loopback addresses (127.0.0.0/8 is all loopback).
 
-Each attack runs against ``sless up`` with granian (the default) and with uvicorn +
-httptools (``SLESS_GATEWAY_HTTP``), started as a user starts it.
+Each attack runs against ``sless up`` with granian (the default), with uvicorn +
+httptools and with express (uvicorn + httptools, warm calls outside ASGI)
+(``SLESS_GATEWAY_HTTP``), started as a user starts it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ BODY_TIMEOUT_S = 3
 HANDLER = "def handle(event, context):\n    return {'ok': True}\n"
 
 
-@pytest.fixture(scope="module", params=["granian", "httptools"])
+@pytest.fixture(scope="module", params=["granian", "httptools", "express"])
 def platform(request: pytest.FixtureRequest) -> Iterator[tuple[Platform, Tenant]]:
     if os.geteuid() != 0 or shutil.which("bwrap") is None:
         pytest.fail("this test needs root (pg_ctl as pgserver) and bubblewrap")

@@ -3,22 +3,30 @@
 A front proxy and the gateway that disagree on where a request ends let an attacker hide
 a second request inside the first one's body (CL.TE / TE.CL desync, RFC 9112 section 6.3,
 "HTTP Desync Attacks", Kettle 2019). The raw answer to each ambiguous request below holds
-exactly one response, never a second one for the smuggled request. httptools and h11
-refuse every one of them with 400; granian (the default, hyper's parser) refuses four and
+exactly one response, never a second one for the smuggled request. httptools, h11 and
+express (httptools' parser, warm calls served outside ASGI) refuse every one of them with
+400; granian (the default, hyper's parser) refuses four and
 answers the other two once, as noted at ``CHUNKED_WINS``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
+import signal
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import RunningGateway, free_port
+from tests.faults.harness import Platform, postmasters
 
 SMUGGLED = b"GET /fn/sless-smuggle/hidden HTTP/1.1\r\nHost: x\r\n\r\n"
 
@@ -54,11 +62,40 @@ AMBIGUOUS = {
 }
 
 
-@pytest.fixture(params=["granian", "httptools", "h11"])
-def served(request: pytest.FixtureRequest, gateway: RunningGateway) -> Iterator[tuple[str, int]]:
+@pytest.fixture(scope="module")
+def express() -> Iterator[int]:
+    """A real ``sless up`` with ``SLESS_GATEWAY_HTTP=express``, and its port: that mode
+    serves warm ``/fn/...`` calls outside ASGI, so the function the attacks call exists
+    here and runs (``front``, and ``hidden``, the smuggled request's target)."""
+    if os.geteuid() != 0 or shutil.which("bwrap") is None:
+        pytest.fail("this test needs root (pg_ctl as pgserver) and bubblewrap")
+    home = Path(tempfile.mkdtemp(prefix="sless-smuggle-"))
+    home.chmod(0o755)  # the embedded PostgreSQL runs as pgserver
+    up = Platform(home / "data", env={"SLESS_GATEWAY_HTTP": "express"})
+    try:
+        up.start(timeout=180)
+        tenant = up.tenant("smuggle")
+        assert tenant.namespace == "sless-smuggle"
+        for name in ("front", "hidden"):
+            tenant.deploy(name)
+            assert httpx.post(f"{up.url}/fn/sless-smuggle/{name}", timeout=60).status_code == 200
+        yield up.port
+    finally:
+        up.stop()
+        for pid in postmasters(up.pgdata):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(params=["granian", "httptools", "h11", "express"])
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[str, int]]:
     """The running gateway's app behind the given HTTP server (as ``sless up`` starts it,
     without the lifespan: the gateway fixture's server already started the platform), and
-    its port."""
+    its port; ``express``: a ``sless up`` of its own (``express``)."""
+    if request.param == "express":
+        yield "express", request.getfixturevalue("express")
+        return
+    gateway: RunningGateway = request.getfixturevalue("gateway")
     if request.param == "granian":
         yield from _granian(gateway)
         return
