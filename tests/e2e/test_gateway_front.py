@@ -80,6 +80,30 @@ def _error(response: Response, status: int) -> dict[str, Any]:
     return error
 
 
+def _record(front: Front, response: Response) -> Any:
+    """The invocation record of ``response``'s call, once written."""
+    invocation_id = response.header("x-sless-invocation-id")
+    rows = wait_until(
+        f"call {invocation_id} to be recorded",
+        lambda: front.up.query(
+            "SELECT status, error, reason, version FROM invocations WHERE id = $1::uuid",
+            invocation_id,
+        ),
+        30,
+    )
+    return rows[0]
+
+
+def _died(front: Front, response: Response, status: int, code: str, reason: str) -> None:
+    """``response`` is the error of a call that died for ``reason``, recorded as such."""
+    error = _error(response, status)
+    assert error["code"] == code, error
+    assert reason in error["message"], error
+    record = _record(front, response)
+    assert (record["status"], record["error"]) == (status, code)
+    assert reason in record["reason"], record
+
+
 # -- 1. a warm call ---------------------------------------------------------------------
 
 
@@ -91,6 +115,17 @@ def test_a_warm_get_reaches_the_function_with_its_query(front: Front) -> None:
     assert echoed["query"] == {"x": "1", "y": "two"}
     assert echoed["body"] is None
     assert response.header("content-type") == "application/json"
+    # nothing more, nothing less (each once: ``header`` fails on a repeated one)
+    names = {name for name, _ in response.headers}
+    assert names == {
+        "content-type",
+        "content-length",
+        "content-security-policy",
+        "x-sless-invocation-id",
+        "date",
+        "server",
+    }, response.headers
+    assert all(response.header(name) for name in names)
 
 
 def test_a_warm_post_body_reaches_the_function(front: Front) -> None:
@@ -122,6 +157,7 @@ def test_the_function_gets_no_credential_hop_by_hop_or_platform_header(front: Fr
         ("Trailer", "X-T"),
         ("Proxy-Authorization", "Basic eA=="),
         ("Proxy-Connection", "keep-alive"),
+        ("Upgrade", "h2c"),  # without ``Connection: upgrade``: a plain hop-by-hop field
         ("X-Sless-Invocation-Id", spoofed),
         ("X-Sless-Deadline", "1"),
         ("X-Sless-Whatever", "1"),
@@ -146,6 +182,7 @@ def test_the_function_gets_no_credential_hop_by_hop_or_platform_header(front: Fr
         "trailer",
         "proxy-authorization",
         "proxy-connection",
+        "upgrade",
         "sless-trigger",
         "expect",
     ):
@@ -220,9 +257,7 @@ def test_a_call_past_its_timeout_is_504_then_a_new_worker_serves(front: Front) -
     started = time.monotonic()
     late = _call(front, "GET", f"/fn/{front.ns}/echo?mode=sleep&s={fr.TIMEOUT_S * 3}")
     took = time.monotonic() - started
-    error = _error(late, 504)
-    assert error["code"] == "timeout", error
-    assert f"timed out after {fr.TIMEOUT_S} s" in error["message"], error
+    _died(front, late, 504, "timeout", f"timed out after {fr.TIMEOUT_S} s")
     assert fr.TIMEOUT_S <= took < fr.TIMEOUT_S * 3, took
     after = _echoed(_call(front, "GET", f"/fn/{front.ns}/echo"))
     assert after["boot"] != first["boot"]  # the worker was stopped
@@ -231,17 +266,14 @@ def test_a_call_past_its_timeout_is_504_then_a_new_worker_serves(front: Front) -
 def test_a_worker_that_exits_is_502_then_a_new_worker_serves(front: Front) -> None:
     first = _echoed(_call(front, "GET", f"/fn/{front.ns}/echo"))
     crashed = _call(front, "GET", f"/fn/{front.ns}/echo?mode=exit")
-    error = _error(crashed, 502)
-    assert error["code"] == "bad_gateway", error
-    assert "worker exited with status 3" in error["message"], error
+    _died(front, crashed, 502, "bad_gateway", "worker exited with status 3")
     after = _echoed(_call(front, "GET", f"/fn/{front.ns}/echo"))
     assert after["boot"] != first["boot"]
 
 
 def test_an_answer_past_the_response_limit_is_502_with_the_reason(front: Front) -> None:
     big = _call(front, "GET", f"/fn/{front.ns}/echo?mode=big&n={fr.MAX_RESPONSE_BYTES * 2}")
-    error = _error(big, 502)
-    assert "response larger than 64 KiB" in error["message"], error
+    _died(front, big, 502, "bad_gateway", "response larger than 64 KiB")
     under = _call(front, "GET", f"/fn/{front.ns}/echo?mode=big&n={fr.MAX_RESPONSE_BYTES // 2}")
     assert under.status == 200
     assert under.body == b"a" * (fr.MAX_RESPONSE_BYTES // 2)
