@@ -150,6 +150,8 @@ class FrontProtocol(HttpToolsProtocol):
         if held:
             self.cycle.body = bytearray(b"".join(held))
         self.cycle.more_body = more_body
+        if held or not more_body:
+            self.cycle.message_event.set()  # what the app's first receive takes
         if self._express_busy or not (existing is None or existing.response_complete):
             self.flow.pause_reading()  # pipelined: after the answer in flight
             self.pipeline.appendleft((self.cycle, self._app))
