@@ -36,6 +36,7 @@ from sless.backends.calling import (
     resolve,
     route,
     without_trace_context,
+    without_trace_context_raw,
 )
 from sless.backends.tracing import CallTrace, Tracing, parse_traceparent, valid_traceparent
 
@@ -92,4 +93,5 @@ __all__ = [
     "route",
     "valid_traceparent",
     "without_trace_context",
+    "without_trace_context_raw",
 ]

@@ -91,3 +91,45 @@ def from_function(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes
             continue
         kept.append((key, value))
     return kept
+
+
+# -- the same rule on bytes, as the servers parse them (the gateway's express path) ------
+
+_NOT_FROM_CALLER_RAW = frozenset(name.encode() for name in _NOT_FROM_CALLER)
+_NOT_FROM_FUNCTION_RAW = frozenset(name.encode() for name in _NOT_FROM_FUNCTION)
+_PLATFORM_PREFIX_RAW = _PLATFORM_PREFIX.encode()
+
+
+def _connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes]:
+    """``connection_named`` of raw fields (names as bytes): decoded as ``connection_named``
+    reads them, so both forms drop the same fields. Rare: most messages name none."""
+    values = [
+        (k.decode("latin-1"), v.decode("latin-1")) for k, v in headers if k.lower() == b"connection"
+    ]
+    if not values:
+        return frozenset()
+    return frozenset(name.encode("latin-1") for name in connection_named(values))
+
+
+def from_caller_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``from_caller`` of raw fields, without decoding them: the same fields are kept."""
+    named = _connection_named_raw(headers)
+    return [
+        (key, value)
+        for key, value in headers
+        if (lower := key.lower()) not in _NOT_FROM_CALLER_RAW
+        and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
+        and not lower.startswith(_PLATFORM_PREFIX_RAW)
+    ]
+
+
+def from_function_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``from_function``, without decoding the names: the same fields are kept."""
+    named = _connection_named_raw(headers)
+    return [
+        (key, value)
+        for key, value in headers
+        if (lower := key.lower()) not in _NOT_FROM_FUNCTION_RAW
+        and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
+        and not lower.startswith(_PLATFORM_PREFIX_RAW)
+    ]

@@ -178,8 +178,13 @@ def _http_protocol(app: Gateway, admission: Admission, http: str) -> Any:
     from sless.gateway.express import Express
     from sless.gateway.front import front_protocol
 
+    started: list[Platform] = []
+
     def platform() -> Platform | None:
-        return app.api.state.platform if app.started else None
+        # one lookup for the process's life (Starlette's ``State`` costs a microsecond)
+        if not started and app.started:
+            started.append(app.api.state.platform)
+        return started[0] if started else None
 
     trusted = admission.limits.trusted_proxies
     return front_protocol(Express(platform, admission.activity, trusted))

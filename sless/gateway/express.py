@@ -34,19 +34,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from starlette.types import Receive, Scope, Send
 
-from sless.backends import Held, Stream, call_headers, failure, pick
+from sless.backends import CallTrace, Held, Stream, failure, pick, without_trace_context_raw
 from sless.backends import headers as proxy_headers
-from sless.backends.http1 import encode_request
+from sless.backends.http1 import encode_request_raw
 from sless.errors import SlessError
 from sless.gateway.admission import Activity
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_headers
-from sless.gateway.forwarding import forwarded_headers
 from sless.gateway.invoking import PREFIX, Call, span_attributes
 from sless.gateway.pages import function_path, isolated_headers
 from sless.gateway.platform import Platform
@@ -141,11 +141,9 @@ class Express:
             return False
         target = call.subpath + ("?" + query.decode("latin-1") if query else "")
         timeout_s = version_spec.timeout_s
-        traceparent = trace.traceparent if trace is not None else None
         try:
-            forwarded = forwarded_headers({"client": client}, headers, trace)
-            sent = call_headers(forwarded, call.invocation_id, timeout_s, traceparent)
-            request = encode_request(method, target, held.upstream.client.host, sent, body)
+            sent = request_headers(headers, client, trace, call.invocation_id, timeout_s)
+            request = encode_request_raw(method, target, held.upstream.client.host, sent, body)
             limits.check_invoke(namespace)
             limits.start_invocation(namespace)
         except (ValueError, SlessError):
@@ -173,6 +171,30 @@ class Express:
             if left > 0:
                 busy[client] = left
             self._activity.finished_at[client] = now
+
+
+def request_headers(
+    headers: list[tuple[bytes, bytes]],
+    client: tuple[str, int] | None,
+    trace: CallTrace | None,
+    invocation_id: uuid.UUID,
+    timeout_s: float,
+) -> list[tuple[bytes, bytes]]:
+    """What the ASGI path sends the function (``forwarded_headers``, then ``call_headers``),
+    made from the fields as parsed without decoding them: the same fields, in the same
+    order (tests/unit/gateway/test_express_headers.py). ``call_headers``'s own hop-by-hop
+    filter has nothing left to drop after ``from_caller``'s, which drops more."""
+    forwarded = proxy_headers.from_caller_raw(headers)
+    if client:
+        forwarded.append((b"x-forwarded-for", client[0].encode("latin-1")))
+    if trace is not None and trace.caller_context:
+        forwarded = without_trace_context_raw(forwarded)
+    deadline = time.time() + timeout_s
+    forwarded.append((b"x-sless-invocation-id", str(invocation_id).encode()))
+    forwarded.append((b"x-sless-deadline", f"{deadline:.3f}".encode()))
+    if trace is not None:
+        forwarded.append((b"traceparent", trace.traceparent.encode()))
+    return forwarded
 
 
 def _plain(headers: list[tuple[bytes, bytes]]) -> tuple[bool, bytes | None, bool]:
@@ -290,7 +312,7 @@ class _Exchange:
         self._stop_timer()
         call, connection = self.call, self._held.connection
         payload = connection.take_body()
-        headers = proxy_headers.from_function(connection.headers)
+        headers = proxy_headers.from_function_raw(connection.headers)
         headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
         headers.append((b"content-length", str(len(payload)).encode()))
         call.status = connection.status

@@ -1,0 +1,111 @@
+"""The express path's header rule on bytes is the ASGI path's rule, field for field.
+
+``sless.gateway.express`` builds what a call sends the function from the fields as the
+server parsed them (``request_headers``, ``encode_request_raw``) and filters the answer
+with ``from_function_raw``; the ASGI path decodes them and uses ``forwarded_headers``,
+``call_headers``, ``encode_request`` and ``from_function``. For any fields, the request
+bytes, the refusals and the answer's fields must be the same.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sless.backends import CallTrace, call_headers
+from sless.backends import headers as rule
+from sless.backends.http1 import encode_request, encode_request_raw
+from sless.gateway.express import request_headers
+from sless.gateway.forwarding import forwarded_headers
+
+#: names with a meaning to the rule, and plain ones, in any case
+_NAMES = st.sampled_from(
+    [
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "proxy-authorization",
+        "authorization",
+        "host",
+        "content-length",
+        "expect",
+        "sless-trigger",
+        "sless-run-id",
+        "x-sless-invocation-id",
+        "x-sless-deadline",
+        "traceparent",
+        "tracestate",
+        "baggage",
+        "cookie",
+        "x-foo",
+        "x-bar",
+        "accept",
+    ]
+).flatmap(lambda name: st.sampled_from([name, name.upper(), name.title()]))
+_VALUES = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_characters="\x7f"),
+    max_size=24,
+)
+#: a ``Connection`` value naming some of the fields, with stray spaces and commas
+_CONNECTION = st.lists(_NAMES, max_size=4).map(lambda names: " , ".join(names))
+
+
+@st.composite
+def _fields(draw: st.DrawFn) -> list[tuple[bytes, bytes]]:
+    fields = draw(st.lists(st.tuples(_NAMES, _VALUES), max_size=12))
+    if draw(st.booleans()):
+        fields.insert(draw(st.integers(0, len(fields))), ("Connection", draw(_CONNECTION)))
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in fields]
+
+
+@settings(max_examples=400, deadline=None)
+@given(fields=_fields(), traced=st.booleans(), client=st.sampled_from([None, ("10.0.0.7", 5)]))
+def test_the_request_sent_is_the_asgi_paths(
+    fields: list[tuple[bytes, bytes]], traced: bool, client: tuple[str, int] | None
+) -> None:
+    invocation_id = uuid.UUID(int=7, version=4)
+    trace = CallTrace(fields) if traced else None
+    now = time.time()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(time, "time", lambda: now)
+        decoded = forwarded_headers({"client": client}, fields, trace)
+        traceparent = trace.traceparent if trace is not None else None
+        asgi = call_headers(decoded, invocation_id, 30.0, traceparent)
+        express = request_headers(fields, client, trace, invocation_id, 30.0)
+    expected = encode_request("POST", "/x?q=1", "worker", asgi, b"body")
+    assert encode_request_raw("POST", "/x?q=1", "worker", express, b"body") == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(fields=_fields())
+def test_the_answer_keeps_the_asgi_paths_fields(fields: list[tuple[bytes, bytes]]) -> None:
+    lowered = [(k.lower(), v) for k, v in fields]  # as the worker's connection parses them
+    assert rule.from_function_raw(lowered) == rule.from_function(lowered)
+    assert rule.from_function_raw(fields) == rule.from_function(fields)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [(b"x-a", b"one\r\nx-b: two"), (b"x-a", b"nul\x00"), (b"x:a", b"v"), (b"", b"v")],
+)
+def test_a_field_that_could_split_the_head_is_refused_alike(name: bytes, value: bytes) -> None:
+    decoded = [(name.decode("latin-1"), value.decode("latin-1"))]
+    with pytest.raises(ValueError, match="invalid header") as asgi:
+        encode_request("GET", "/", "worker", decoded, b"")
+    with pytest.raises(ValueError, match="invalid header") as express:
+        encode_request_raw("GET", "/", "worker", [(name, value)], b"")
+    assert str(express.value) == str(asgi.value)
+
+
+@pytest.mark.parametrize("target", ["/a b", '/q"x', "/ünï", "/ok?x=1&y=%20"])
+def test_a_target_is_escaped_alike(target: str) -> None:
+    assert encode_request_raw("GET", target, "w", [], b"") == encode_request(
+        "GET", target, "w", [], b""
+    )
