@@ -30,12 +30,13 @@ class GatewaySettings(BaseModel):
     shutdown_grace_s: float = 10.0
     #: public URL of the gateway, shown to users (defaults to http://host:port)
     public_url: str | None = None
-    #: the HTTP/1.1 server of ``sless up``: granian (hyper, Rust; its I/O runs in a thread
-    #: of its own), or uvicorn with httptools (llhttp, C) or h11 (pure Python), or
-    #: ``express``: httptools with the gateway's own protocol, which serves warm whole
-    #: ``/fn/`` calls without the ASGI hand-over (sless.gateway.front). All pass the
-    #: request-smuggling tests; docs/PERFORMANCE.md has the figures that chose the default
-    http: Literal["granian", "httptools", "h11", "express"] = "granian"
+    #: the HTTP/1.1 server of ``sless up``: ``express``, uvicorn's httptools (llhttp, C)
+    #: with the gateway's own protocol, which serves warm whole ``/fn/`` calls without the
+    #: ASGI hand-over (sless.gateway.front); granian (hyper, Rust; its I/O runs in a
+    #: thread of its own); or uvicorn with httptools or h11 (pure Python) and ASGI for
+    #: everything. All pass the request-smuggling tests; docs/PERFORMANCE.md has the
+    #: figures that chose the default
+    http: Literal["express", "granian", "httptools", "h11"] = "express"
     # -- slow and greedy clients (nginx's client_header_timeout, client_body_timeout,
     # limit_conn; sless.gateway.connections, docs/SECURITY.md "Connection limits")
     #: a connection must deliver a whole request head (request line and headers) within

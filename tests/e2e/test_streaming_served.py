@@ -1,8 +1,9 @@
-"""A streamed answer through ``sless up`` as it serves (granian, behind the admission
-wrapper): server-sent events arrive while the handler runs, on a POST whose body went
-through the body deadline; the caller leaving stops the handler; the record is written
-with the bytes sent. The integration tests run the app under uvicorn; this is the
-server and wrapper a deployment runs.
+"""A streamed answer through ``sless up`` as it serves (behind the admission wrapper), with
+each server a deployment runs: granian, and ``express``, whose express path hands a
+streamed answer to the ASGI path's relay once its head has come (sless.gateway.express).
+Server-sent events arrive while the handler runs; the caller leaving stops the handler;
+the record is written with the bytes sent. The integration tests run the app under
+uvicorn in-process; this is the server and wrapper a deployment runs.
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ TICKS = {
 }
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
+#: each server, and the ``Server`` header its answers carry
+SERVERS = {"granian": b"granian", "express": b"uvicorn"}
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     runtime_dir = Path(tempfile.mkdtemp(prefix="sst-", dir="/tmp"))
@@ -55,6 +60,7 @@ def served(tmp_path: Path) -> Iterator[str]:
         "SLESS_ADMIN_TOKEN": ADMIN_TOKEN,
         "SLESS_DATA_DIR": str(tmp_path / "data"),
         "TMPDIR": str(runtime_dir),
+        "SLESS_GATEWAY_HTTP": request.param,
     }
     log = (tmp_path / "server.log").open("wb")
     server = subprocess.Popen(
@@ -75,7 +81,7 @@ def served(tmp_path: Path) -> Iterator[str]:
                 return False
 
         wait_for("sless up", ready, timeout=180, interval=0.2)
-        yield url
+        yield request.param, url
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -83,18 +89,19 @@ def served(tmp_path: Path) -> Iterator[str]:
         shutil.rmtree(runtime_dir, ignore_errors=True)
 
 
-def test_a_stream_through_sless_up(served: str) -> None:
+def test_a_stream_through_sless_up(served: tuple[str, str]) -> None:
+    http, url = served
     with httpx.Client(
-        base_url=served, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+        base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
     ) as admin:
         token = admin.post("/v1/admin/tenants", json={"name": "acme"}).json()["token"]
     with httpx.Client(
-        base_url=served, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
     ) as acme:
-        _stream_and_leave(served, acme)
+        _stream_and_leave(url, acme, SERVERS[http])
 
 
-def _stream_and_leave(served: str, acme: httpx.Client) -> None:
+def _stream_and_leave(served: str, acme: httpx.Client, server: bytes) -> None:
     deploy(acme, "sless-acme", "ticks", TICKS, {"timeout_s": 300})
     port = int(served.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
@@ -106,7 +113,7 @@ def _stream_and_leave(served: str, acme: httpx.Client) -> None:
             data += sock.recv(4096)
     head = data.split(b"\r\n\r\n")[0].lower()
     assert head.startswith(b"http/1.1 200")
-    assert b"server: granian" in head
+    assert b"server: " + server in head
     assert b"transfer-encoding: chunked" in head
     invocation_id = next(
         line.split(b":", 1)[1].strip().decode()

@@ -1,7 +1,7 @@
-"""A WebSocket session through ``sless up`` as it serves (granian, behind the admission
-wrapper): echo both ways, a function without ``websocket: true`` refused, an oversized
-message closed with 1009. The integration tests run the app under uvicorn; this is the
-server a deployment runs.
+"""A WebSocket session through ``sless up`` as it serves (behind the admission wrapper),
+with each server a deployment runs (``express``, the default, and granian): echo both
+ways, a function without ``websocket: true`` refused, an oversized message closed with
+1009. The integration tests run the app under uvicorn in-process.
 """
 
 from __future__ import annotations
@@ -31,20 +31,21 @@ ECHO = {
 }
 
 
-def test_a_websocket_session_through_sless_up(served: str) -> None:
+def test_a_websocket_session_through_sless_up(served: tuple[str, str]) -> None:
+    http, url = served
     with httpx.Client(
-        base_url=served, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
+        base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=60
     ) as admin:
         token = admin.post("/v1/admin/tenants", json={"name": "acme"}).json()["token"]
     with httpx.Client(
-        base_url=served, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
     ) as acme:
         deploy(acme, "sless-acme", "echo", ECHO, {"websocket": True, "timeout_s": 60})
         deploy(acme, "sless-acme", "plain", ECHO, {"timeout_s": 60})
-    base = served.replace("http://", "ws://") + "/fn/sless-acme/"
+    base = url.replace("http://", "ws://") + "/fn/sless-acme/"
     with connect(base + "echo", open_timeout=60, max_size=None) as ws:
-        ws.send("over granian")
-        assert ws.recv(timeout=60) == "over granian"
+        ws.send(f"over {http}")
+        assert ws.recv(timeout=60) == f"over {http}"
         ws.send(b"x" * (MAX_MESSAGE_BYTES + 1))
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=60)
@@ -53,8 +54,8 @@ def test_a_websocket_session_through_sless_up(served: str) -> None:
     with pytest.raises(InvalidStatus) as refused:
         connect(base + "plain", open_timeout=60)
     assert refused.value.response.status_code == 403
-    # frames that break RFC 6455, sent raw: granian ends the session, the server lives on
-    port = int(served.rsplit(":", 1)[1])
+    # frames that break RFC 6455, sent raw: the server ends the session and lives on
+    port = int(url.rsplit(":", 1)[1])
     for frame in BAD_FRAMES.values():
         with upgrade(port) as sock:
             sock.sendall(frame)

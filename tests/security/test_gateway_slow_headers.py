@@ -12,7 +12,7 @@ the requests in flight of one ``X-Forwarded-For`` client behind a trusted proxy
 (``limit_conn``). Every attack here is bounded in connections and time and stops itself;
 the other clients come from other loopback addresses (127.0.0.0/8 is all loopback).
 
-Each attack runs against ``sless up`` with granian (the default), with uvicorn +
+Each attack runs against ``sless up`` with granian, with uvicorn +
 httptools and with express (uvicorn + httptools, warm calls outside ASGI)
 (``SLESS_GATEWAY_HTTP``), started as a user starts it.
 """

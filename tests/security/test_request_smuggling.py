@@ -4,8 +4,8 @@ A front proxy and the gateway that disagree on where a request ends let an attac
 a second request inside the first one's body (CL.TE / TE.CL desync, RFC 9112 section 6.3,
 "HTTP Desync Attacks", Kettle 2019). The raw answer to each ambiguous request below holds
 exactly one response, never a second one for the smuggled request. httptools, h11 and
-express (httptools' parser, warm calls served outside ASGI) refuse every one of them with
-400; granian (the default, hyper's parser) refuses four and
+express (the default: httptools' parser, warm calls served outside ASGI) refuse every one
+of them with 400; granian (hyper's parser) refuses four and
 answers the other two once, as noted at ``CHUNKED_WINS``.
 """
 
