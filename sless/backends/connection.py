@@ -111,6 +111,11 @@ class Connection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         assert self._parser is not None
         self._status = self._parser.get_status_code()
+        if not 100 <= self._status <= 599:
+            # llhttp takes any three digits; a worker is the tenant's, and a status no
+            # server may send (RFC 9110 15) has no status line to pass on: the call fails
+            self._fail(UpstreamBroken(f"malformed response: status {self._status}"))
+            return
         if 100 <= self._status < 200:
             return
         if not self._head_only and self._announced() > self._limit:

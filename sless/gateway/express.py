@@ -288,12 +288,20 @@ class _Exchange:
         connection = self._held.connection
         if self._settled:
             return
-        if connection.error is not None:
-            self._fail(connection.error)
-        elif connection.done:
-            self._whole()
-        elif connection.head_done and not connection.buffered_whole():
-            self._stream()
+        try:
+            if connection.error is not None:
+                self._fail(connection.error)
+            elif connection.done:
+                self._whole()
+            elif connection.head_done and not connection.buffered_whole():
+                self._stream()
+        except Exception as e:
+            # a defect here must neither hang the caller nor keep the call's counts: the
+            # failure's task answers 500 (unless the answer went out) and ends the call
+            if self.call.responded:
+                log.error("invocation %s: %s after its answer", self.call.invocation_id, e)
+                return
+            self._fail(e)
 
     def _timed_out(self) -> None:
         self._timer = None
@@ -315,14 +323,16 @@ class _Exchange:
         headers = proxy_headers.from_function_raw(connection.headers)
         headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
         headers.append((b"content-length", str(len(payload)).encode()))
+        headers = isolated_headers(headers, function_path(self._path))
         call.status = connection.status
         call.responded = True
         call.response_bytes = len(payload)
         self._held.release(clean=True)
-        cookie_path = function_path(self._path)
-        self._link.respond(call.status, isolated_headers(headers, cookie_path), payload)
-        self._called()
-        self._end()
+        try:
+            self._link.respond(call.status, headers, payload)
+        finally:
+            self._called()
+            self._end()
 
     def _stream(self) -> None:
         """A long or streamed answer: the ASGI path's ``relay`` passes it on."""

@@ -332,6 +332,17 @@ def test_an_answer_past_the_response_limit_is_502_with_the_reason(front: Front) 
     _gateway_made(under)
 
 
+def test_a_status_line_no_server_may_send_is_502_not_a_hung_caller(front: Front) -> None:
+    """The handler writes its own answer on the gateway's connection, with a status llhttp
+    takes and no server may send: the call fails as a broken answer (502, recorded),
+    never a caller left waiting or a tenant's in-flight count kept."""
+    for status in ("999", "600"):
+        response = _call(front, "GET", f"/fn/{front.ns}/echo?mode=raw&status={status}")
+        assert _error(response, 502)["code"] == "bad_gateway"
+        assert _record(front, response)["status"] == 502
+        _echoed(_call(front, "GET", f"/fn/{front.ns}/echo"))
+
+
 # -- 8, 9. keep-alive, pipelining, HEAD ---------------------------------------------------
 
 

@@ -155,6 +155,34 @@ async def test_malformed_answer_and_silent_close_are_broken(tmp_path: Path) -> N
         await client.close()
 
 
+@pytest.mark.parametrize("status", [b"999", b"600", b"099", b"000"])
+async def test_a_status_no_server_may_send_is_broken(tmp_path: Path, status: bytes) -> None:
+    """A worker is the tenant's: what it writes on its socket is not trusted. A status
+    outside 100-599 (llhttp takes any three digits) fails the call whole, awaited or in
+    callbacks, before anything could reach the caller (the express path would have had
+    no status line to write for it, and hung the caller)."""
+    bad = b"HTTP/1.1 " + status + b" X\r\ncontent-length: 2\r\n\r\nhi"
+    answers = iter([bad, ok()(b""), bad])
+    async with serving(tmp_path, lambda _r: next(answers)) as (_server, path):
+        client = Http1Client.unix(path)
+        with pytest.raises(UpstreamBroken, match="malformed response: status"):
+            await client.request("GET", "/", [], b"", max_response_bytes=64)
+        assert client.open_connections == 0
+        await client.request("GET", "/", [], b"", max_response_bytes=64)  # one kept idle
+        connection = client.take_idle()
+        assert connection is not None
+        moved = asyncio.Event()
+        request = encode_request("GET", "/", "worker", [], b"")
+        connection.begin(request, limit=64, notify=moved.set)
+        await asyncio.wait_for(moved.wait(), 10)
+        assert isinstance(connection.error, UpstreamBroken)
+        assert "malformed response: status" in str(connection.error)
+        assert not connection.head_done
+        client.give_back(connection, clean=False)
+        assert client.open_connections == 0
+        await client.close()
+
+
 async def test_no_listener_is_broken(tmp_path: Path) -> None:
     client = Http1Client.unix(str(tmp_path / "nobody.sock"))
     with pytest.raises(UpstreamBroken, match="cannot connect"):

@@ -356,7 +356,7 @@ class HeldLease:
     one idle connection to it, held until ``release`` (or ``undo``, before anything was
     sent). The express path's counterpart of ``_Lease`` (sless.gateway.express)."""
 
-    __slots__ = ("_pool", "_slot", "_started", "connection", "upstream")
+    __slots__ = ("_pool", "_released", "_slot", "_started", "connection", "upstream")
 
     def __init__(
         self, pool: FunctionPool, slot: _Slot, upstream: Upstream, connection: Connection
@@ -366,6 +366,7 @@ class HeldLease:
         self.upstream = upstream
         self.connection = connection
         self._started = time.monotonic()
+        self._released = False
 
     def undo(self) -> None:
         """Nothing was sent: the room and the connection go back as they were."""
@@ -375,6 +376,9 @@ class HeldLease:
     def release(self, *, clean: bool) -> None:
         """The call is over: its connection is kept if ``clean`` and whole, the room is
         given back; a worker to discard or waiters to wake take a task of their own."""
+        if self._released:  # once: a second release would give back room not held
+            return
+        self._released = True
         pool, slot, upstream = self._pool, self._slot, self.upstream
         slot.client.give_back(self.connection, clean=clean)
         if pool._ended(slot, upstream, self._started):
