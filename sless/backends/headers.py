@@ -111,25 +111,25 @@ def _connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes
     return frozenset(name.encode("latin-1") for name in connection_named(values))
 
 
-def from_caller_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``from_caller`` of raw fields, without decoding them: the same fields are kept."""
+def _filtered_raw(
+    headers: list[tuple[bytes, bytes]], drop: frozenset[bytes]
+) -> list[tuple[bytes, bytes]]:
+    """``_filtered`` of raw fields: names compared as ``_filtered`` compares them."""
     named = _connection_named_raw(headers)
     return [
         (key, value)
         for key, value in headers
-        if (lower := key.lower()) not in _NOT_FROM_CALLER_RAW
+        if (lower := key.lower()) not in drop
         and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
         and not lower.startswith(_PLATFORM_PREFIX_RAW)
     ]
+
+
+def from_caller_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``from_caller`` of raw fields, without decoding them: the same fields are kept."""
+    return _filtered_raw(headers, _NOT_FROM_CALLER_RAW)
 
 
 def from_function_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """``from_function``, without decoding the names: the same fields are kept."""
-    named = _connection_named_raw(headers)
-    return [
-        (key, value)
-        for key, value in headers
-        if (lower := key.lower()) not in _NOT_FROM_FUNCTION_RAW
-        and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
-        and not lower.startswith(_PLATFORM_PREFIX_RAW)
-    ]
+    return _filtered_raw(headers, _NOT_FROM_FUNCTION_RAW)

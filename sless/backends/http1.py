@@ -66,16 +66,23 @@ class RawResponse:
     body: bytes
 
 
-def encode_request(
-    method: str, target: str, host: str, headers: list[tuple[str, str]], body: bytes
-) -> bytes:
-    """The request head and body as bytes; refuses anything that could split the head."""
+def _checked_target(method: str, target: str) -> str:
+    """``target`` as sent (escaped where it must be); refuses a method or target that
+    could split the request line."""
     if not method.isalpha() or not method.isupper():
         raise ValueError("invalid method")
     if not target.startswith("/"):
         raise ValueError("the target must start with /")
     if _TO_QUOTE.search(target):
         target = quote(target, safe=_TARGET_SAFE)
+    return target
+
+
+def encode_request(
+    method: str, target: str, host: str, headers: list[tuple[str, str]], body: bytes
+) -> bytes:
+    """The request head and body as bytes; refuses anything that could split the head."""
+    target = _checked_target(method, target)
     lines = [f"{method} {target} HTTP/1.1", f"host: {host}"]
     for name, value in headers:
         if not name or _BAD_NAME.search(name) or _BAD_VALUE.search(value):
@@ -91,12 +98,7 @@ def encode_request_raw(
 ) -> bytes:
     """``encode_request`` of fields as bytes (the express path's, never decoded): the same
     bytes out, the same refusals."""
-    if not method.isalpha() or not method.isupper():
-        raise ValueError("invalid method")
-    if not target.startswith("/"):
-        raise ValueError("the target must start with /")
-    if _TO_QUOTE.search(target):
-        target = quote(target, safe=_TARGET_SAFE)
+    target = _checked_target(method, target)
     parts = [f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n".encode("latin-1")]
     for name, value in headers:
         if not name or _BAD_NAME_RAW.search(name) or _BAD_VALUE_RAW.search(value):
@@ -191,12 +193,9 @@ class Http1Client:
         return len(self._open)
 
     async def _connection(self) -> Connection:
-        now = time.monotonic()
-        while self._idle:
-            connection = self._idle.pop()
-            if not connection.closed and now - connection.last_used < self.idle_s:
-                return connection
-            self._drop(connection)
+        idle = self.take_idle()
+        if idle is not None:
+            return idle
         try:
             _, protocol = await self._connect(Connection)
         except OSError as e:

@@ -46,7 +46,6 @@ from sless.backends.http1 import encode_request_raw
 from sless.errors import SlessError
 from sless.gateway.admission import Activity
 from sless.gateway.deps import bearer_token, client_address
-from sless.gateway.errors import error_headers
 from sless.gateway.invoking import PREFIX, Call, span_attributes
 from sless.gateway.pages import function_path, isolated_headers
 from sless.gateway.platform import Platform
@@ -387,19 +386,8 @@ class _Exchange:
         async def tail(scope: Scope, receive: Receive, send: Send) -> None:
             try:
                 await body(scope, receive, send)
-            except SlessError as e:
-                headers = error_headers(e)
-                await call.send_error(send, e.status, e.code, e.message, headers, e.details)
             except Exception as e:
-                log.error(
-                    "invocation %s of %s/%s failed: %s",
-                    call.invocation_id,
-                    call.namespace,
-                    call.name,
-                    type(e).__name__,
-                    exc_info=e,
-                )
-                await call.send_error(send, 500, "internal", "internal error", None)
+                await call.answer_failure(send, e)
             finally:
                 self._called()
                 self._end()

@@ -165,6 +165,25 @@ class Call:
         self.status = status
         self.response_bytes = len(payload)
 
+    async def answer_failure(self, send: Send, error: Exception) -> None:
+        """The caller's answer to ``error``: a platform error in its own status and words;
+        anything else logged, and 500 with the id to quote, never a traceback."""
+        if isinstance(error, SlessError):
+            headers = error_headers(error)
+            await self.send_error(
+                send, error.status, error.code, error.message, headers, error.details
+            )
+            return
+        log.error(
+            "invocation %s of %s/%s failed: %s",
+            self.invocation_id,
+            self.namespace,
+            self.name,
+            type(error).__name__,
+            exc_info=error,
+        )
+        await self.send_error(send, 500, "internal", "internal error", None)
+
     async def send_error(
         self,
         send: Send,
@@ -198,18 +217,8 @@ class InvokeApp:
             send = websocket.refusing(scope, send)
         try:
             await self._serve(platform, call, scope, receive, send)
-        except SlessError as e:
-            await call.send_error(send, e.status, e.code, e.message, error_headers(e), e.details)
-        except Exception as e:  # the caller gets JSON with the id to quote, never a traceback
-            log.error(
-                "invocation %s of %s/%s failed: %s",
-                call.invocation_id,
-                call.namespace,
-                call.name,
-                type(e).__name__,
-                exc_info=e,
-            )
-            await call.send_error(send, 500, "internal", "internal error", None)
+        except Exception as e:
+            await call.answer_failure(send, e)
         finally:
             if call.running:
                 platform.tenancy.limits.end_invocation(call.namespace)
