@@ -240,9 +240,16 @@ function jsonBytes(value) {
 
 // The one check of the headers a handler (or an adapter on its behalf) answers with: names
 // lowercased, a name or value that would split the response refused, hop-by-hop and
-// X-Sless-* fields dropped; a repeated name (set-cookie) becomes an array.
+// X-Sless-* fields dropped, and so are the fields a Connection field names (RFC 9110
+// 7.6.1: the Connection is dropped here, so the gateway could not); a repeated name
+// (set-cookie) becomes an array.
 function checkedHeaders(pairs) {
   const headers = {};
+  const named = new Set();
+  for (const [k, v] of pairs) {
+    if (String(k).toLowerCase() !== 'connection') continue;
+    for (const part of String(v).split(',')) named.add(part.trim().toLowerCase());
+  }
   for (const [k, v] of pairs) {
     const name = String(k).toLowerCase();
     const value = String(v);
@@ -250,7 +257,7 @@ function checkedHeaders(pairs) {
       // response splitting: refuse rather than send something we did not mean to
       throw new HandlerResultError(`invalid response header '${name}'`);
     }
-    if (HOP_BY_HOP.has(name) || name.startsWith('x-sless-')) continue;
+    if (HOP_BY_HOP.has(name) || named.has(name) || name.startsWith('x-sless-')) continue;
     if (!(name in headers)) headers[name] = value;
     else headers[name] = [].concat(headers[name], value);
   }

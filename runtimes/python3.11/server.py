@@ -511,7 +511,14 @@ class HandlerResultError(Exception):
 def checked_headers(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The one check of the headers a handler (or an adapter on its behalf) answers with:
     names lowercased, a name or value that would split the response refused, hop-by-hop
-    and ``X-Sless-*`` fields dropped."""
+    and ``X-Sless-*`` fields dropped, and so are the fields a ``Connection`` field names
+    (RFC 9110 7.6.1: the ``Connection`` is dropped here, so the gateway could not)."""
+    named = {
+        part.strip().lower()
+        for name, value in pairs
+        if str(name).lower() == "connection"
+        for part in str(value).split(",")
+    }
     out: list[tuple[str, str]] = []
     for name, value in pairs:
         name = str(name).lower()
@@ -519,7 +526,7 @@ def checked_headers(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
         if not HEADER_TOKEN_RE.match(name) or any(c in value for c in "\r\n\0"):
             # response splitting: refuse rather than send something we did not mean to
             raise HandlerResultError(f"invalid response header {name!r}")
-        if name in HOP_BY_HOP or name.startswith("x-sless-"):
+        if name in HOP_BY_HOP or name in named or name.startswith("x-sless-"):
             continue
         out.append((name, value))
     return out

@@ -219,11 +219,9 @@ def test_the_caller_gets_no_origin_wide_hop_by_hop_or_platform_header(
     assert response.body == b"headers"
     assert response.all("set-cookie") == [f"a=b; HttpOnly; Path=/fn/{front.ns}/{name}"]
     assert response.header("x-kept") == "yes"
-    # named by the function's ``Connection``, yet kept: the Python runtime drops that
-    # ``Connection`` before the gateway reads it (runtimes/python3.11/server.py,
-    # ``checked_headers``), so ``from_function`` never learns the name. Pinned as it is
-    # today, the same in every mode; RFC 9110 7.6.1 would drop it.
-    assert response.header("x-private") == "1"
+    # named by the function's ``Connection`` (RFC 9110 7.6.1): dropped by the runtime,
+    # which drops that ``Connection`` itself (runtimes/python3.11/server.py)
+    assert response.header("x-private") is None
     assert response.header("content-type") == "text/plain"
     for dropped in (
         "service-worker-allowed",

@@ -31,6 +31,9 @@ def _route(event, context):
         return None
     if path == "/text":
         return {"statusCode": 201, "headers": {"X-Custom": "yes"}, "body": "created"}
+    if path == "/named":
+        headers = {"Connection": "X-Private, keep-alive", "X-Private": "1", "X-Kept": "yes"}
+        return {"statusCode": 200, "headers": headers, "body": "named"}
     if path == "/json-body":
         return {"statusCode": 202, "body": {"a": [1, 2]}}
     if path == "/binary":
@@ -75,6 +78,10 @@ function route(event, context) {
   if (path === '/boom') throw new Error('secret detail 42');
   if (path === '/none') return undefined;
   if (path === '/text') return { statusCode: 201, headers: { 'X-Custom': 'yes' }, body: 'created' };
+  if (path === '/named') {
+    const headers = { Connection: 'X-Private, keep-alive', 'X-Private': '1', 'X-Kept': 'yes' };
+    return { statusCode: 200, headers, body: 'named' };
+  }
   if (path === '/json-body') return { statusCode: 202, body: { a: [1, 2] } };
   if (path === '/binary') return { statusCode: 200, body: Buffer.from([0, 1, 2, 255]) };
   if (path === '/bad-header') {

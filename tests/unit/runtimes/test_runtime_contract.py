@@ -131,6 +131,15 @@ async def test_status_code_response_with_text_body(server: Server) -> None:
     assert payload == b"created"
 
 
+async def test_a_field_the_answers_connection_names_is_dropped(server: Server) -> None:
+    """RFC 9110 7.6.1: the runtime drops the handler's ``Connection``, so it drops what
+    that field names too; the gateway, which never sees it, could not."""
+    status, headers, payload = await call(server, "GET", "/named")
+    assert (status, payload) == (200, b"named")
+    assert headers["X-Kept"] == "yes"
+    assert "X-Private" not in headers
+
+
 async def test_status_code_response_with_object_body_is_json(server: Server) -> None:
     status, headers, payload = await call(server, "GET", "/json-body")
     assert status == 202
