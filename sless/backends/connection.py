@@ -17,7 +17,11 @@ from typing import cast
 
 import httptools
 
-__all__ = ["Connection", "RawStream", "ResponseTooLarge", "UpstreamBroken"]
+__all__ = ["MAX_HEAD_BYTES", "Connection", "RawStream", "ResponseTooLarge", "UpstreamBroken"]
+
+#: the most an answer's head (status line and fields) may take: the body's limit does
+#: not count it, and a worker is the tenant's (nginx: ``proxy_buffer_size``, 4-8 KiB)
+MAX_HEAD_BYTES = 64 * 1024
 
 
 class UpstreamBroken(Exception):
@@ -33,6 +37,10 @@ class ResponseTooLarge(UpstreamBroken):
 #: the upstream's writes in the kernel's socket buffers, never the gateway's memory
 _HIGH_WATER = 256 * 1024
 _LOW_WATER = 64 * 1024
+
+
+class _Stop(Exception):
+    """Raised in a parser callback to stop the parse of an answer that has failed."""
 
 
 class Connection(asyncio.Protocol):
@@ -63,6 +71,10 @@ class Connection(asyncio.Protocol):
         self.done = False
         self._headers_done = False
         self._framed = False  # content-length or chunked: the body has a known end
+        #: the head's fields so far, and the bytes read before it was whole
+        #: (``MAX_HEAD_BYTES``)
+        self._head_bytes = 0
+        self._head_read = 0
         #: called when the head has arrived, the answer ended or failed (``begin``)
         self._notify: Callable[[], None] | None = None
 
@@ -80,8 +92,20 @@ class Connection(asyncio.Protocol):
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(UpstreamBroken("the upstream switched protocols"))
+            return
         except httptools.HttpParserError as e:
             self._fail(UpstreamBroken(f"malformed response: {type(e).__name__}"))
+            return
+        if not self._headers_done and self._error is None:
+            # a field not yet whole is kept by llhttp, unseen by ``on_header``: the reads
+            # of a head still open are bounded too (counted after the parse, so a read
+            # that ends the head and carries the body is never refused)
+            self._head_read += len(data)
+            if self._head_read > 2 * MAX_HEAD_BYTES:
+                self._head_too_large()
+
+    def _head_too_large(self) -> None:
+        self._fail(UpstreamBroken(f"response head larger than {MAX_HEAD_BYTES} bytes"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -103,6 +127,10 @@ class Connection(asyncio.Protocol):
             self.close()
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._head_bytes += len(name) + len(value) + 4
+        if self._head_bytes > MAX_HEAD_BYTES:
+            self._head_too_large()
+            raise _Stop  # llhttp stops here (``HttpParserCallbackError``)
         name = name.lower()
         if name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value):
             self._framed = True
@@ -217,6 +245,7 @@ class Connection(asyncio.Protocol):
         self.done = False
         self._headers_done = False
         self._framed = False
+        self._head_bytes = self._head_read = 0
         self.keep_alive = False
         self.transport.write(request)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import uvloop
 
+from sless.backends.connection import MAX_HEAD_BYTES
 from sless.backends.http1 import Http1Client, ResponseTooLarge, UpstreamBroken, encode_request
 
 pytestmark = pytest.mark.integration
@@ -180,6 +181,33 @@ async def test_a_status_no_server_may_send_is_broken(tmp_path: Path, status: byt
         assert not connection.head_done
         client.give_back(connection, clean=False)
         assert client.open_connections == 0
+        await client.close()
+
+
+@pytest.mark.parametrize("shape", ["many fields", "one long field"])
+async def test_an_endless_answer_head_is_broken_not_kept(tmp_path: Path, shape: str) -> None:
+    """The answer's size limit counts its body; a worker (the tenant's) could send a head
+    without end instead and grow the gateway's memory with it, on every call. Past
+    ``MAX_HEAD_BYTES`` the call fails as a broken answer (nginx: "upstream sent too big
+    header", 502), and a head under it is served."""
+    if shape == "many fields":
+        fields = b"".join(b"x-f%d: %s\r\n" % (i, b"v" * 50) for i in range(MAX_HEAD_BYTES // 50))
+    else:
+        fields = b"x-long: " + b"v" * (MAX_HEAD_BYTES * 2) + b"\r\n"
+    huge = b"HTTP/1.1 200 OK\r\n" + fields + b"content-length: 2\r\n\r\nhi"
+    fine = (
+        b"HTTP/1.1 200 OK\r\nx-a: "
+        + b"v" * (MAX_HEAD_BYTES // 2)
+        + b"\r\ncontent-length: 2\r\n\r\nhi"
+    )
+    answers = iter([huge, fine])
+    async with serving(tmp_path, lambda _r: next(answers)) as (_server, path):
+        client = Http1Client.unix(path)
+        with pytest.raises(UpstreamBroken, match="head larger than"):
+            await client.request("GET", "/", [], b"", max_response_bytes=64)
+        assert client.open_connections == 0
+        answer = await client.request("GET", "/", [], b"", max_response_bytes=64)
+        assert answer.body == b"hi"
         await client.close()
 
 
