@@ -171,12 +171,15 @@ def _serve_uvicorn(app: Gateway, settings: Settings) -> bool:
 
 
 def _http_protocol(app: Gateway, admission: Admission, http: str) -> Any:
-    """uvicorn's ``http``: its parser by name, or the gateway's own protocol class
-    (``express``: httptools with the express path, sless.gateway.front)."""
-    if http != "express":
-        return http
+    """uvicorn's ``http``: the gateway's own protocol class for httptools (sless.gateway.
+    front: a bounded request head; ``express`` adds the express path), h11 by name."""
     from sless.gateway.express import Express
     from sless.gateway.front import front_protocol
+
+    if http == "httptools":
+        return front_protocol(None)
+    if http != "express":
+        return http
 
     started: list[Platform] = []
 

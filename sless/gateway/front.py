@@ -1,4 +1,5 @@
-"""The gateway's own HTTP/1.1 listener (``SLESS_GATEWAY_HTTP=express``).
+"""The gateway's own HTTP/1.1 listener (``SLESS_GATEWAY_HTTP=express``, and ``httptools``
+without its express path).
 
 uvicorn's httptools protocol, with one change: a request to ``/fn/...`` that may take the
 express path (``sless.gateway.express``) is held until it has arrived whole, then offered
@@ -8,6 +9,12 @@ did not arrive in the same read as its head (the admission's body deadline then 
 the rest, sless.gateway.admission). Everything else is uvicorn's: parsing and its
 refusals (llhttp refuses every ambiguous framing, tests/security/test_request_smuggling.py),
 keep-alive, pipelining, WebSocket upgrades, the connection limit, graceful shutdown.
+
+A request head is bounded: ``MAX_REQUEST_HEAD_BYTES`` of fields (a field past it stops the
+parse: 400), and as much read before the head is whole (a field that never ends: 431), then
+the connection is closed. uvicorn keeps a head whole however long it grows, until the
+header timeout: megabytes a connection (nginx: ``large_client_header_buffers``, 4 x 8 KiB;
+hyper under granian refuses past its buffer).
 
 Pipelining keeps answers in order: while an express call is in flight, the requests that
 follow on its connection wait in uvicorn's pipeline and go to the ASGI app after it.
@@ -33,10 +40,18 @@ from sless.gateway.express import MAX_BODY_BYTES, Express, Tail
 __all__ = ["front_protocol"]
 
 _PREFIX = b"/fn/"
+#: the most a request head may take (its fields; and the bytes read before it is whole)
+MAX_REQUEST_HEAD_BYTES = 64 * 1024
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"content-type: text/plain; charset=utf-8\r\ncontent-length: 32\r\n"
+    b"connection: close\r\n\r\nthe request head is too large.\r\n"
+)
 
 
-def front_protocol(express: Express) -> type[HttpToolsProtocol]:
-    """The protocol class uvicorn runs (``Config(http=...)``), serving through ``express``."""
+def front_protocol(express: Express | None) -> type[HttpToolsProtocol]:
+    """The protocol class uvicorn runs (``Config(http=...)``), serving through ``express``
+    (None: every request goes to the ASGI app)."""
 
     class Front(FrontProtocol):
         pass
@@ -46,7 +61,7 @@ def front_protocol(express: Express) -> type[HttpToolsProtocol]:
 
 
 class FrontProtocol(HttpToolsProtocol):
-    express: Express
+    express: Express | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -59,6 +74,10 @@ class FrontProtocol(HttpToolsProtocol):
         self._express_busy = False
         #: close once the express call in flight has answered (shutdown)
         self._close_after = False
+        #: a request head is being read: its fields' bytes, and the bytes read meanwhile
+        self._in_head = False
+        self._head_bytes = 0
+        self._head_read = 0
         #: the express call's request (the next one may be parsed meanwhile)
         self._express_scope: Any = None
         self._express_keep_alive = True
@@ -66,6 +85,16 @@ class FrontProtocol(HttpToolsProtocol):
     # -- parsing
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._in_head and not self.transport.is_closing():
+            # counted after the parse: a read that ends the head is never refused
+            self._head_read += len(data)
+            if self._head_read > MAX_REQUEST_HEAD_BYTES:
+                self._in_head = False
+                self._held = None
+                self.logger.warning("Request head too large: connection closed.")
+                self.transport.write(_TOO_LARGE)
+                self.transport.close()
+                return
         if self._held is not None:
             if self.transport.is_closing():  # refused by the parser (400)
                 self._held = None
@@ -73,7 +102,27 @@ class FrontProtocol(HttpToolsProtocol):
             # the head is here, not all of the body: the ASGI path and its body deadline
             self._to_app(more_body=True)
 
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head = True
+        self._head_bytes = self._head_read = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._counted(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._counted(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _counted(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_REQUEST_HEAD_BYTES:
+            # stops llhttp: uvicorn answers 400 and closes the connection
+            raise HeadTooLarge(f"request head over {MAX_REQUEST_HEAD_BYTES} bytes")
+
     def on_headers_complete(self) -> None:
+        self._in_head = False
         parser = self.parser
         http_version = parser.get_http_version()
         method = parser.get_method()
@@ -98,7 +147,8 @@ class FrontProtocol(HttpToolsProtocol):
             self._app = self.app
         self._keep_alive = http_version != "1.0" and parser.should_keep_alive()
         if (
-            self._app is self.app
+            self.express is not None
+            and self._app is self.app
             and http_version == "1.1"
             and raw_path.startswith(_PREFIX)
             and b"%" not in raw_path
@@ -125,6 +175,7 @@ class FrontProtocol(HttpToolsProtocol):
             return
         body = b"".join(self._held)
         self._held = None
+        assert self.express is not None  # held only for it
         scope = self._express_scope = self.scope
         self._express_keep_alive = self._keep_alive
         self._express_busy = True
@@ -222,6 +273,10 @@ class FrontProtocol(HttpToolsProtocol):
             self._close_after = True  # answered first, then closed
             return
         super().shutdown()
+
+
+class HeadTooLarge(Exception):
+    """A request head past ``MAX_REQUEST_HEAD_BYTES`` (raised in a parser callback)."""
 
 
 def _short_body(headers: list[tuple[bytes, bytes]]) -> bool:

@@ -276,3 +276,38 @@ def _read(sock: socket.socket) -> bytes:
         return sock.recv(65536, socket.MSG_PEEK)
     except OSError:
         return b""
+
+
+def test_a_request_head_without_end_is_refused_and_closed(
+    platform: tuple[Platform, Tenant],
+) -> None:
+    """A head sent fast and without end (header fields, or one endless field) would be
+    kept whole until the header timeout: megabytes a connection, times thousands. The
+    gateway refuses it past ``MAX_REQUEST_HEAD_BYTES`` (nginx's
+    ``large_client_header_buffers``) with 431 or 400, and closes the connection, long
+    before the header timeout."""
+    up, tenant = platform
+    for filler in (b"X-Pad-%d: " + b"v" * 100 + b"\r\n", b"v" * 4096):
+        sock = _connect(up.port, "127.0.0.7")
+        sock.setblocking(True)
+        sock.settimeout(HEADER_TIMEOUT_S * 2)
+        started = time.monotonic()
+        sent = 0
+        with sock:
+            try:
+                sock.sendall(f"GET /fn/{tenant.namespace}/echo HTTP/1.1\r\nHost: s\r\n".encode())
+                if b"%d" not in filler:
+                    sock.sendall(b"X-Long: ")
+                for i in range(20_000):  # 2 MB or 80 MB, never a whole head
+                    chunk = filler % i if b"%d" in filler else filler
+                    sock.sendall(chunk)
+                    sent += len(chunk)
+            except OSError:
+                pass  # refused and closed while still sending
+            answer = b""
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    answer += chunk
+        took = time.monotonic() - started
+        assert answer.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), (sent, answer[:200])
+        assert took < HEADER_TIMEOUT_S / 2, took
