@@ -67,7 +67,6 @@ class FrontProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         #: the request being held for the express path: its body so far (None: none held)
         self._held: list[bytes] | None = None
-        self._held_size = 0
         self._keep_alive = True
         self._app: Any = None
         #: an express call of this connection is in flight
@@ -158,7 +157,6 @@ class FrontProtocol(HttpToolsProtocol):
             and _short_body(self.headers)
         ):
             self._held = []
-            self._held_size = 0
             return
         self._to_app(more_body=True)
 
@@ -167,7 +165,6 @@ class FrontProtocol(HttpToolsProtocol):
             super().on_body(body)
             return
         self._held.append(body)
-        self._held_size += len(body)
 
     def on_message_complete(self) -> None:
         if self._held is None:
