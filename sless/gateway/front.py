@@ -11,10 +11,10 @@ refusals (llhttp refuses every ambiguous framing, tests/security/test_request_sm
 keep-alive, pipelining, WebSocket upgrades, the connection limit, graceful shutdown.
 
 A request head is bounded: ``MAX_REQUEST_HEAD_BYTES`` of fields (a field past it stops the
-parse: 400), and as much read before the head is whole (a field that never ends: 431), then
-the connection is closed. uvicorn keeps a head whole however long it grows, until the
-header timeout: megabytes a connection (nginx: ``large_client_header_buffers``, 4 x 8 KiB;
-hyper under granian refuses past its buffer).
+parse: 400), and as much read, after the read the head began in, before the head is whole
+(a field that never ends: 431), then the connection is closed. uvicorn keeps a head whole
+however long it grows, until the header timeout: megabytes a connection (nginx:
+``large_client_header_buffers``, 4 x 8 KiB; hyper under granian refuses past its buffer).
 
 Pipelining keeps answers in order: while an express call is in flight, the requests that
 follow on its connection wait in uvicorn's pipeline and go to the ASGI app after it.
@@ -75,6 +75,7 @@ class FrontProtocol(HttpToolsProtocol):
         self._close_after = False
         #: a request head is being read: its fields' bytes, and the bytes read meanwhile
         self._in_head = False
+        self._head_began = False
         self._head_bytes = 0
         self._head_read = 0
         #: the express call's request (the next one may be parsed meanwhile)
@@ -83,9 +84,12 @@ class FrontProtocol(HttpToolsProtocol):
 
     # -- parsing
     def data_received(self, data: bytes) -> None:
+        self._head_began = False
         super().data_received(data)
-        if self._in_head and not self.transport.is_closing():
-            # counted after the parse: a read that ends the head is never refused
+        if self._in_head and not self._head_began and not self.transport.is_closing():
+            # counted after the parse: a read that ends the head is never refused; nor is
+            # the read a head began in (it may carry the body before it): the fields'
+            # own count bounds it, and the reads after it are counted whole
             self._head_read += len(data)
             if self._head_read > MAX_REQUEST_HEAD_BYTES:
                 self._in_head = False
@@ -103,7 +107,7 @@ class FrontProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._in_head = True
+        self._in_head = self._head_began = True
         self._head_bytes = self._head_read = 0
 
     def on_url(self, url: bytes) -> None:
