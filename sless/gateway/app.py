@@ -21,6 +21,7 @@ from sless.gateway import console, pages
 from sless.gateway.audit import AuditMiddleware
 from sless.gateway.errors import ERROR_RESPONSES, error_body, install_error_handlers
 from sless.gateway.forwarded import FORWARDED, forwarded_client, trusted_proxies
+from sless.gateway.forwarding import sent_path
 from sless.gateway.invoking import PREFIX, InvokeApp
 from sless.gateway.platform import Platform
 from sless.gateway.ratelimits import RateLimitHeaders
@@ -115,14 +116,15 @@ class Gateway:
                 await send(_AMBIGUOUS_START)
                 await send({"type": "http.response.body", "body": _AMBIGUOUS_BODY})
                 return
-            if scope["path"].startswith(PREFIX):
+            path = sent_path(scope)
+            if path.startswith(PREFIX):
                 # one origin with the console and every other tenant (sless.gateway.pages)
                 if pages.wants_service_worker(scope):
                     await pages.refuse_service_worker(send)
                     return
-                await self.invoke(scope, receive, pages.isolated(send, scope["path"]))
+                await self.invoke(scope, receive, pages.isolated(send, path))
                 return
-        elif scope["type"] == "websocket" and scope["path"].startswith(PREFIX):
+        elif scope["type"] == "websocket" and sent_path(scope).startswith(PREFIX):
             await self.invoke(scope, receive, send)  # docs/websockets.md
             return
         await self.api(scope, receive, send)

@@ -9,6 +9,8 @@ path, a call, a session or a queued call (docs/tracing.md).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from starlette.types import Scope
 
 from sless.backends import CallTrace, without_trace_context
@@ -51,3 +53,19 @@ def target(scope: Scope, subpath: str) -> str:
     """The path and query the function is sent."""
     query = scope.get("query_string", b"").decode("latin-1")
     return subpath + ("?" + query if query else "")
+
+
+#: what a path keeps unescaped when it must be made again from its decoded form (no ``%``)
+_SENT_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def sent_path(scope: Scope) -> str:
+    """The request's path as the caller sent it, still escaped: what routes a ``/fn/`` call
+    and what its function is sent. The function's runtime decodes it, once; decoding it
+    here as well made ``%2561dmin`` reach a handler as ``admin``, and routed
+    ``/fn/{ns}%2Fname`` to ``name``: a proxy in front that allows or refuses paths saw
+    another path than the one called."""
+    raw: bytes | None = scope.get("raw_path")
+    if raw is not None:
+        return raw.decode("latin-1")
+    return quote(scope["path"], safe=_SENT_SAFE)  # a server without raw_path: re-escaped

@@ -43,7 +43,7 @@ from sless.gateway.admission import announces_body
 from sless.gateway.asynchronous import attempts_asked, wants_async
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.errors import error_body, error_headers, infrastructure_error
-from sless.gateway.forwarding import forwarded_headers, session_headers, target
+from sless.gateway.forwarding import forwarded_headers, sent_path, session_headers, target
 from sless.gateway.idempotency import REPLAYED_HEADER, key_from_headers, request_fingerprint
 from sless.gateway.invocation_ids import new_invocation_id
 from sless.gateway.platform import Platform
@@ -211,7 +211,7 @@ class InvokeApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         platform: Platform = self._get_platform()
-        call = Call(scope["path"])
+        call = Call(sent_path(scope))
         call.trace = platform.tracing.begin(scope["headers"])
         if scope["type"] == "websocket":  # an error refuses the upgrade
             send = websocket.refusing(scope, send)

@@ -47,3 +47,13 @@ def test_without_tracing_the_callers_headers_pass_as_they_are() -> None:
     headers = session_headers(SCOPE, SENT, None)
     assert ("traceparent", CALLER.decode()) in headers
     assert ("baggage", "user=alice") in headers
+
+
+def test_the_sent_path_is_the_raw_one_and_made_again_escaped_without_it() -> None:
+    from sless.gateway.forwarding import sent_path
+
+    raw = {"path": "/fn/sless-a/echo/%61dmin", "raw_path": b"/fn/sless-a/echo/%2561dmin"}
+    assert sent_path(raw) == "/fn/sless-a/echo/%2561dmin"
+    # a server that gives no raw_path: a decoded % is escaped again, never passed as one
+    assert sent_path({"path": "/fn/sless-a/echo/%61dmin"}) == "/fn/sless-a/echo/%2561dmin"
+    assert sent_path({"path": "/fn/sless-a/echo/a b@v2"}) == "/fn/sless-a/echo/a%20b@v2"

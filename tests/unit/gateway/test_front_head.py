@@ -33,9 +33,7 @@ class _Transport(asyncio.Transport):
         return self.closed
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 80)}.get(
-            name, default
-        )
+        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 80)}.get(name, default)
 
     def pause_reading(self) -> None:
         pass
@@ -54,8 +52,13 @@ async def _app(scope: Any, receive: Any, send: Any) -> None:
         if not message.get("more_body"):
             break
     body = str(size).encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
