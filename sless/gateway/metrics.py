@@ -14,8 +14,9 @@ most ``2 * max_functions`` function series and counts the rest under
 (``2xx``...). ``stage`` and ``verdict`` are the validator's fixed names. No path, header,
 query or body ever becomes a label.
 
-**The invoke path is cheap:** ``record`` looks up one dict entry per call (a ``_Series`` of
-pre-bound children), then increments; a code's counter child is bound once per code.
+**The invoke path is cheap:** ``record`` looks up one dict entry per call (a ``_Series``),
+then adds to plain integers; ``_CallCollector`` exposes them at scrape time as the
+``Counter`` and ``Histogram`` children they replace did.
 
 The registry is per app (``create_app`` builds one), never the process-global default:
 several gateways in one test process must not share counters.
@@ -23,6 +24,8 @@ several gateways in one test process must not share counters.
 
 from __future__ import annotations
 
+import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -57,29 +60,85 @@ def code_label(status: int) -> str:
 
 
 class _Series:
-    """The pre-bound children of one function."""
+    """One function's per-call counts: plain numbers, exposed by ``_CallCollector``."""
 
-    __slots__ = ("_codes", "_labels", "_total", "seconds", "started", "throttled", "timeouts")
+    __slots__ = ("buckets", "codes", "created", "labels", "started", "sum", "throttled", "timeouts")
 
-    def __init__(self, metrics: GatewayMetrics, namespace: str, name: str) -> None:
-        self._total = metrics.invocations
-        self._codes: dict[int, Any] = {}
-        labels = (namespace, name)
-        self.seconds = metrics.seconds.labels(*labels)
-        self.started = metrics.started.labels(*labels)
-        self.timeouts = metrics.timeouts.labels(*labels)
-        self.throttled = metrics.throttled.labels(*labels)
-        self._labels = labels
+    def __init__(self, labels: tuple[str, str]) -> None:
+        self.labels = labels
+        self.created = time.time()
+        self.started = 0
+        self.timeouts = 0
+        self.throttled = 0
+        #: calls per bucket of ``_SECONDS_BUCKETS`` (not cumulative; the last: past them)
+        self.buckets = [0] * (len(_SECONDS_BUCKETS) + 1)
+        self.sum = 0.0
+        #: status → its code's cell (statuses of one class share it)
+        self.codes: dict[int, list[Any]] = {}
 
-    @property
-    def labels(self) -> tuple[str, str]:
-        return self._labels
 
-    def code(self, status: int) -> Any:
-        child = self._codes.get(status)
-        if child is None:
-            child = self._codes[status] = self._total.labels(*self._labels, code_label(status))
-        return child
+class _CallCollector:
+    """The per-call families as prometheus_client's ``Counter`` and ``Histogram`` exposed
+    them, read from ``_Series``: same samples, labels and order (``_created`` included).
+    A call adds to integers and nothing else (issue 32: four children under locks cost
+    more per call than the rest of the metrics path;
+    tests/unit/gateway/test_metrics_counts.py)."""
+
+    def __init__(self, metrics: GatewayMetrics) -> None:
+        self._metrics = metrics
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        fn = ("namespace", "function_name")
+        series = list(self._metrics._series.values())
+        invocations = Metric("gateway_function_invocation", _INVOCATIONS_HELP, "counter")
+        for (labels, code), (count, created) in list(self._metrics._codes.items()):
+            named = {**dict(zip(fn, labels, strict=True)), "code": code}
+            invocations.add_sample("gateway_function_invocation_total", named, float(count))
+            invocations.add_sample("gateway_function_invocation_created", named, created)
+        yield invocations
+        seconds = Metric("gateway_functions_seconds", _SECONDS_HELP, "histogram")
+        for one in series:
+            named = dict(zip(fn, one.labels, strict=True))
+            total = 0.0
+            for bound, count in zip(_BOUND_LABELS, one.buckets, strict=True):
+                total += count
+                seconds.add_sample(
+                    "gateway_functions_seconds_bucket", {**named, "le": bound}, total
+                )
+            seconds.add_sample("gateway_functions_seconds_count", named, total)
+            seconds.add_sample("gateway_functions_seconds_sum", named, one.sum)
+            seconds.add_sample("gateway_functions_seconds_created", named, one.created)
+        yield seconds
+        for name, help_text, attribute in _COUNTS:
+            counter = Metric(name, help_text, "counter")
+            for one in series:
+                named = dict(zip(fn, one.labels, strict=True))
+                counter.add_sample(f"{name}_total", named, float(getattr(one, attribute)))
+                counter.add_sample(f"{name}_created", named, one.created)
+            yield counter
+
+
+_INVOCATIONS_HELP = "Calls of a function, by HTTP status code (known codes, else the class: 4xx)"
+_SECONDS_HELP = "Duration of a function call as the gateway saw it"
+_COUNTS = (
+    (
+        "gateway_function_invocation_started",
+        "Calls that reached an existing function (synchronous and queued)",
+        "started",
+    ),
+    ("gateway_function_timeouts", "Calls that ran past the function's timeout_s", "timeouts"),
+    (
+        "gateway_function_throttled",
+        "Calls refused with 429 (the tenant's rate or concurrency limit, or every instance"
+        " of the function busy at max_instances past the queue timeout)",
+        "throttled",
+    ),
+)
+#: the buckets' ``le`` labels, as prometheus_client writes them
+_BOUND_LABELS = (*(repr(float(b)) for b in _SECONDS_BUCKETS), "+Inf")
 
 
 class GatewayMetrics:
@@ -88,38 +147,7 @@ class GatewayMetrics:
         self.max_per_namespace = max(1, 2 * max_functions_per_namespace)
         fn = ("namespace", "function_name")
         r = self.registry
-        self.invocations = Counter(
-            "gateway_function_invocation",
-            "Calls of a function, by HTTP status code (known codes, else the class: 4xx)",
-            (*fn, "code"),
-            registry=r,
-        )
-        self.seconds = Histogram(
-            "gateway_functions_seconds",
-            "Duration of a function call as the gateway saw it",
-            fn,
-            buckets=_SECONDS_BUCKETS,
-            registry=r,
-        )
-        self.started = Counter(
-            "gateway_function_invocation_started",
-            "Calls that reached an existing function (synchronous and queued)",
-            fn,
-            registry=r,
-        )
-        self.timeouts = Counter(
-            "gateway_function_timeouts",
-            "Calls that ran past the function's timeout_s",
-            fn,
-            registry=r,
-        )
-        self.throttled = Counter(
-            "gateway_function_throttled",
-            "Calls refused with 429 (the tenant's rate or concurrency limit, or every instance"
-            " of the function busy at max_instances past the queue timeout)",
-            fn,
-            registry=r,
-        )
+        r.register(_CallCollector(self))
         self.inflight = Gauge("gateway_function_inflight", "Calls being served now", fn, registry=r)
         self.replicas = Gauge(
             "gateway_service_count",
@@ -144,6 +172,8 @@ class GatewayMetrics:
         )
         self._platform_metrics()
         self._series: dict[tuple[str, str], _Series] = {}
+        #: (series labels, code label) → [calls, created]: one cell per code, in order
+        self._codes: dict[tuple[tuple[str, str], str], list[Any]] = {}
         self._per_namespace: dict[str, int] = {}
 
     def _platform_metrics(self) -> None:
@@ -216,20 +246,30 @@ class GatewayMetrics:
             key = (namespace, OTHER)
         found = self._series.get(key)
         if found is None:
-            found = self._series[key] = _Series(self, *key)
+            found = self._series[key] = _Series(key)
             self._per_namespace[key[0]] = self._per_namespace.get(key[0], 0) + 1
         return found
 
     def record(self, namespace: str, name: str, status: int, seconds: float) -> None:
         """One call of an existing function ended (the invoke path's ``finally``)."""
-        series = self.series(namespace, name)
-        series.started.inc()
-        series.code(status).inc()
-        series.seconds.observe(seconds)
+        series = self._series.get((namespace, name)) or self.series(namespace, name)
+        series.started += 1
+        cell = series.codes.get(status)
+        if cell is None:
+            cell = series.codes[status] = self._code_cell(series.labels, code_label(status))
+        cell[0] += 1
+        series.buckets[bisect_left(_SECONDS_BUCKETS, seconds)] += 1
+        series.sum += seconds
         if status == 504:
-            series.timeouts.inc()
+            series.timeouts += 1
         elif status == 429:
-            series.throttled.inc()
+            series.throttled += 1
+
+    def _code_cell(self, labels: tuple[str, str], code: str) -> list[Any]:
+        cell = self._codes.get((labels, code))
+        if cell is None:
+            cell = self._codes[(labels, code)] = [0, time.time()]
+        return cell
 
     def record_cold_start(self, namespace: str, name: str, seconds: float) -> None:
         """A call waited ``seconds`` for a worker (or a pod) started for it."""
