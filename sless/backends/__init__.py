@@ -36,7 +36,6 @@ from sless.backends.calling import (
     resolve,
     route,
     without_trace_context,
-    without_trace_context_raw,
 )
 from sless.backends.tracing import CallTrace, Tracing, parse_traceparent, valid_traceparent
 
@@ -93,5 +92,4 @@ __all__ = [
     "route",
     "valid_traceparent",
     "without_trace_context",
-    "without_trace_context_raw",
 ]

@@ -45,12 +45,7 @@ def without_trace_context(headers: list[tuple[str, str]]) -> list[tuple[str, str
     return [(k, v) for k, v in headers if k.lower() not in _TRACE_HEADERS]
 
 
-_TRACE_HEADERS_RAW = frozenset(name.encode() for name in _TRACE_HEADERS)
-
-
-def without_trace_context_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``without_trace_context`` of fields as bytes."""
-    return [(k, v) for k, v in headers if k.lower() not in _TRACE_HEADERS_RAW]
+TRACE_FIELDS_RAW = frozenset(name.encode() for name in _TRACE_HEADERS)
 
 
 @dataclass(slots=True)

@@ -95,12 +95,12 @@ def from_function(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes
 
 # -- the same rule on bytes, as the servers parse them (the gateway's express path) ------
 
-_NOT_FROM_CALLER_RAW = frozenset(name.encode() for name in _NOT_FROM_CALLER)
+NOT_FROM_CALLER_RAW = frozenset(name.encode() for name in _NOT_FROM_CALLER)
 _NOT_FROM_FUNCTION_RAW = frozenset(name.encode() for name in _NOT_FROM_FUNCTION)
 _PLATFORM_PREFIX_RAW = _PLATFORM_PREFIX.encode()
 
 
-def _connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes]:
+def connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes]:
     """``connection_named`` of raw fields (names as bytes): decoded as ``connection_named``
     reads them, so both forms drop the same fields. Rare: most messages name none."""
     values = [
@@ -115,7 +115,7 @@ def _filtered_raw(
     headers: list[tuple[bytes, bytes]], drop: frozenset[bytes]
 ) -> list[tuple[bytes, bytes]]:
     """``_filtered`` of raw fields: names compared as ``_filtered`` compares them."""
-    named = _connection_named_raw(headers)
+    named = connection_named_raw(headers)
     return [
         (key, value)
         for key, value in headers
@@ -123,11 +123,6 @@ def _filtered_raw(
         and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
         and not lower.startswith(_PLATFORM_PREFIX_RAW)
     ]
-
-
-def from_caller_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``from_caller`` of raw fields, without decoding them: the same fields are kept."""
-    return _filtered_raw(headers, _NOT_FROM_CALLER_RAW)
 
 
 def from_function_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

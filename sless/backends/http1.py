@@ -54,8 +54,8 @@ _TO_QUOTE = re.compile(f"[^A-Za-z0-9{re.escape(_TARGET_SAFE)}]")
 #: what could end a header line or field name early: refused, never sent
 _BAD_NAME = re.compile(r"[\r\n\0:]")
 _BAD_VALUE = re.compile(r"[\r\n\0]")
-_BAD_NAME_RAW = re.compile(rb"[\r\n\0:]")
-_BAD_VALUE_RAW = re.compile(rb"[\r\n\0]")
+BAD_NAME_RAW = re.compile(rb"[\r\n\0:]")
+BAD_VALUE_RAW = re.compile(rb"[\r\n\0]")
 
 
 @dataclass(slots=True)
@@ -66,7 +66,7 @@ class RawResponse:
     body: bytes
 
 
-def _checked_target(method: str, target: str) -> str:
+def checked_target(method: str, target: str) -> str:
     """``target`` as sent (escaped where it must be); refuses a method or target that
     could split the request line."""
     if not method.isalpha() or not method.isupper():
@@ -82,7 +82,7 @@ def encode_request(
     method: str, target: str, host: str, headers: list[tuple[str, str]], body: bytes
 ) -> bytes:
     """The request head and body as bytes; refuses anything that could split the head."""
-    target = _checked_target(method, target)
+    target = checked_target(method, target)
     lines = [f"{method} {target} HTTP/1.1", f"host: {host}"]
     for name, value in headers:
         if not name or _BAD_NAME.search(name) or _BAD_VALUE.search(value):
@@ -91,21 +91,6 @@ def encode_request(
     lines.append(f"content-length: {len(body)}")
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
     return head + body if body else head
-
-
-def encode_request_raw(
-    method: str, target: str, host: str, headers: list[tuple[bytes, bytes]], body: bytes
-) -> bytes:
-    """``encode_request`` of fields as bytes (the express path's, never decoded): the same
-    bytes out, the same refusals."""
-    target = _checked_target(method, target)
-    parts = [f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n".encode("latin-1")]
-    for name, value in headers:
-        if not name or _BAD_NAME_RAW.search(name) or _BAD_VALUE_RAW.search(value):
-            raise ValueError(f"invalid header {name[:40].decode('latin-1')!r}")
-        parts += (name, b": ", value, b"\r\n")
-    parts += (b"content-length: %d\r\n\r\n" % len(body), body)
-    return b"".join(parts)
 
 
 class _Exchange:

@@ -34,15 +34,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from starlette.types import Receive, Scope, Send
 
-from sless.backends import CallTrace, Held, Stream, failure, pick, without_trace_context_raw
+from sless.backends import CallTrace, Held, Stream, failure, pick
 from sless.backends import headers as proxy_headers
-from sless.backends.http1 import encode_request_raw
+from sless.backends.calling import TRACE_FIELDS_RAW as _TRACE_FIELDS
+from sless.backends.headers import NOT_FROM_CALLER_RAW as _NOT_FROM_CALLER
+from sless.backends.http1 import BAD_NAME_RAW as _BAD_NAME_RAW
+from sless.backends.http1 import BAD_VALUE_RAW as _BAD_VALUE_RAW
+from sless.backends.http1 import checked_target as _checked_target
 from sless.errors import SlessError
 from sless.gateway.admission import Activity
 from sless.gateway.deps import bearer_token, client_address
@@ -141,8 +144,10 @@ class Express:
         target = call.subpath + ("?" + query.decode("latin-1") if query else "")
         timeout_s = version_spec.timeout_s
         try:
-            sent = request_headers(headers, client, trace, call.invocation_id, timeout_s)
-            request = encode_request_raw(method, target, held.upstream.client.host, sent, body)
+            host = held.upstream.client.host
+            request = call_request(
+                method, target, host, headers, client, trace, call.id_bytes, timeout_s, body
+            )
             limits.check_invoke(namespace)
             limits.start_invocation(namespace)
         except (ValueError, SlessError):
@@ -172,28 +177,48 @@ class Express:
             self._activity.finished_at[client] = now
 
 
-def request_headers(
+def call_request(
+    method: str,
+    target: str,
+    host: str,
     headers: list[tuple[bytes, bytes]],
     client: tuple[str, int] | None,
     trace: CallTrace | None,
-    invocation_id: uuid.UUID,
+    invocation_id: bytes,
     timeout_s: float,
-) -> list[tuple[bytes, bytes]]:
-    """What the ASGI path sends the function (``forwarded_headers``, then ``call_headers``),
-    made from the fields as parsed without decoding them: the same fields, in the same
-    order (tests/unit/gateway/test_express_headers.py). ``call_headers``'s own hop-by-hop
-    filter has nothing left to drop after ``from_caller``'s, which drops more."""
-    forwarded = proxy_headers.from_caller_raw(headers)
+    body: bytes,
+) -> bytes:
+    """What the ASGI path sends the function (``forwarded_headers``, ``call_headers``, then
+    ``encode_request``), made in one pass over the fields as parsed, without decoding them:
+    the same bytes, the same refusals (tests/unit/gateway/test_express_headers.py).
+    ``call_headers``'s own hop-by-hop filter has nothing left to drop after
+    ``from_caller``'s, which drops more; the fields the platform adds (the caller's
+    address, the id, the deadline, the trace) are its own, never a caller's bytes."""
+    target = _checked_target(method, target)
+    parts = [f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n".encode("latin-1")]
+    named = proxy_headers.connection_named_raw(headers)
+    untraced = trace is not None and trace.caller_context
+    for key, value in headers:
+        lower = key.lower()
+        if lower in _NOT_FROM_CALLER or lower.startswith(b"x-sless-"):
+            continue
+        if untraced and lower in _TRACE_FIELDS:
+            continue
+        if named and lower.decode("latin-1").lower().encode("latin-1") in named:
+            continue
+        if not key or _BAD_NAME_RAW.search(key) or _BAD_VALUE_RAW.search(value):
+            raise ValueError(f"invalid header {key[:40].decode('latin-1')!r}")
+        parts += (key, b": ", value, b"\r\n")
     if client:
-        forwarded.append((b"x-forwarded-for", client[0].encode("latin-1")))
-    if trace is not None and trace.caller_context:
-        forwarded = without_trace_context_raw(forwarded)
-    deadline = time.time() + timeout_s
-    forwarded.append((b"x-sless-invocation-id", str(invocation_id).encode()))
-    forwarded.append((b"x-sless-deadline", f"{deadline:.3f}".encode()))
+        parts += (b"x-forwarded-for: ", client[0].encode("latin-1"), b"\r\n")
+    parts.append(
+        b"x-sless-invocation-id: %s\r\nx-sless-deadline: %.3f\r\n"
+        % (invocation_id, time.time() + timeout_s)
+    )
     if trace is not None:
-        forwarded.append((b"traceparent", trace.traceparent.encode()))
-    return forwarded
+        parts += (b"traceparent: ", trace.traceparent.encode(), b"\r\n")
+    parts += (b"content-length: %d\r\n\r\n" % len(body), body)
+    return b"".join(parts)
 
 
 def _plain(headers: list[tuple[bytes, bytes]]) -> tuple[bool, bytes | None, bool]:
@@ -320,7 +345,7 @@ class _Exchange:
         call, connection = self.call, self._held.connection
         payload = connection.take_body()
         headers = proxy_headers.from_function_raw(connection.headers)
-        headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
+        headers.append((b"x-sless-invocation-id", call.id_bytes))
         headers.append((b"content-length", str(len(payload)).encode()))
         headers = isolated_headers(headers, function_path(self._path))
         call.status = connection.status
@@ -350,7 +375,7 @@ class _Exchange:
 
         async def streaming(scope: Scope, receive: Receive, send: Send) -> None:
             out_headers = stream.headers
-            out_headers.append((b"x-sless-invocation-id", str(call.invocation_id).encode()))
+            out_headers.append((b"x-sless-invocation-id", call.id_bytes))
             call.status = stream.status
             clean = False
             try:

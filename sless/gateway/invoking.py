@@ -68,6 +68,7 @@ class Call:
 
     __slots__ = (
         "error",
+        "id_bytes",
         "invocation_id",
         "known",
         "name",
@@ -92,6 +93,8 @@ class Call:
         self.started = time.perf_counter()
         self.started_at = datetime.now(UTC)
         self.invocation_id = new_invocation_id()
+        #: the id as it is written in a header
+        self.id_bytes = str(self.invocation_id).encode()
         parts = path[len(PREFIX) :].split("/", 2)
         self.namespace = parts[0] if parts else ""
         # ``name@v3`` calls version v3 directly (checked with the name, before any lookup)

@@ -1,7 +1,7 @@
 """The express path's header rule on bytes is the ASGI path's rule, field for field.
 
 ``sless.gateway.express`` builds what a call sends the function from the fields as the
-server parsed them (``request_headers``, ``encode_request_raw``) and filters the answer
+server parsed them, in one pass (``call_request``), and filters the answer
 with ``from_function_raw``; the ASGI path decodes them and uses ``forwarded_headers``,
 ``call_headers``, ``encode_request`` and ``from_function``. For any fields, the request
 bytes, the refusals and the answer's fields must be the same.
@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from sless.backends import CallTrace, call_headers
 from sless.backends import headers as rule
-from sless.backends.http1 import encode_request, encode_request_raw
-from sless.gateway.express import request_headers
+from sless.backends.http1 import encode_request
+from sless.gateway.express import call_request
 from sless.gateway.forwarding import forwarded_headers
 
 #: names with a meaning to the rule, and plain ones, in any case
@@ -78,9 +78,9 @@ def test_the_request_sent_is_the_asgi_paths(
         decoded = forwarded_headers({"client": client}, fields, trace)
         traceparent = trace.traceparent if trace is not None else None
         asgi = call_headers(decoded, invocation_id, 30.0, traceparent)
-        express = request_headers(fields, client, trace, invocation_id, 30.0)
-    expected = encode_request("POST", "/x?q=1", "worker", asgi, b"body")
-    assert encode_request_raw("POST", "/x?q=1", "worker", express, b"body") == expected
+        expected = encode_request("POST", "/x?q=1", "worker", asgi, b"body")
+        express = _request("POST", "/x?q=1", fields, client, trace, invocation_id, b"body")
+    assert express == expected
 
 
 @settings(max_examples=400, deadline=None)
@@ -100,12 +100,30 @@ def test_a_field_that_could_split_the_head_is_refused_alike(name: bytes, value: 
     with pytest.raises(ValueError, match="invalid header") as asgi:
         encode_request("GET", "/", "worker", decoded, b"")
     with pytest.raises(ValueError, match="invalid header") as express:
-        encode_request_raw("GET", "/", "worker", [(name, value)], b"")
+        _request("GET", "/", [(name, value)], None, None, uuid.uuid4(), b"")
     assert str(express.value) == str(asgi.value)
 
 
 @pytest.mark.parametrize("target", ["/a b", '/q"x', "/ünï", "/ok?x=1&y=%20"])
 def test_a_target_is_escaped_alike(target: str) -> None:
-    assert encode_request_raw("GET", target, "w", [], b"") == encode_request(
-        "GET", target, "w", [], b""
-    )
+    invocation_id = uuid.uuid4()
+    now = time.time()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(time, "time", lambda: now)
+        fields = call_headers([], invocation_id, 30.0, None)
+        expected = encode_request("GET", target, "w", fields, b"")
+        assert _request("GET", target, [], None, None, invocation_id, b"", host="w") == expected
+
+
+def _request(
+    method: str,
+    target: str,
+    fields: list[tuple[bytes, bytes]],
+    client: tuple[str, int] | None,
+    trace: CallTrace | None,
+    invocation_id: uuid.UUID,
+    body: bytes,
+    host: str = "worker",
+) -> bytes:
+    id_bytes = str(invocation_id).encode()
+    return call_request(method, target, host, fields, client, trace, id_bytes, 30.0, body)
