@@ -96,8 +96,7 @@ def from_function(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes
 # -- the same rule on bytes, as the servers parse them (the gateway's express path) ------
 
 NOT_FROM_CALLER_RAW = frozenset(name.encode() for name in _NOT_FROM_CALLER)
-_NOT_FROM_FUNCTION_RAW = frozenset(name.encode() for name in _NOT_FROM_FUNCTION)
-_PLATFORM_PREFIX_RAW = _PLATFORM_PREFIX.encode()
+NOT_FROM_FUNCTION_RAW = frozenset(name.encode() for name in _NOT_FROM_FUNCTION)
 
 
 def connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes]:
@@ -109,22 +108,3 @@ def connection_named_raw(headers: list[tuple[bytes, bytes]]) -> frozenset[bytes]
     if not values:
         return frozenset()
     return frozenset(name.encode("latin-1") for name in connection_named(values))
-
-
-def _filtered_raw(
-    headers: list[tuple[bytes, bytes]], drop: frozenset[bytes]
-) -> list[tuple[bytes, bytes]]:
-    """``_filtered`` of raw fields: names compared as ``_filtered`` compares them."""
-    named = connection_named_raw(headers)
-    return [
-        (key, value)
-        for key, value in headers
-        if (lower := key.lower()) not in drop
-        and (not named or lower.decode("latin-1").lower().encode("latin-1") not in named)
-        and not lower.startswith(_PLATFORM_PREFIX_RAW)
-    ]
-
-
-def from_function_raw(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """``from_function``, without decoding the names: the same fields are kept."""
-    return _filtered_raw(headers, _NOT_FROM_FUNCTION_RAW)

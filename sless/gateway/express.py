@@ -43,6 +43,7 @@ from sless.backends import CallTrace, Held, Stream, failure, pick
 from sless.backends import headers as proxy_headers
 from sless.backends.calling import TRACE_FIELDS_RAW as _TRACE_FIELDS
 from sless.backends.headers import NOT_FROM_CALLER_RAW as _NOT_FROM_CALLER
+from sless.backends.headers import NOT_FROM_FUNCTION_RAW as _NOT_FROM_FUNCTION
 from sless.backends.http1 import BAD_NAME_RAW as _BAD_NAME_RAW
 from sless.backends.http1 import BAD_VALUE_RAW as _BAD_VALUE_RAW
 from sless.backends.http1 import checked_target as _checked_target
@@ -50,7 +51,7 @@ from sless.errors import SlessError
 from sless.gateway.admission import Activity
 from sless.gateway.deps import bearer_token, client_address
 from sless.gateway.invoking import PREFIX, Call, span_attributes
-from sless.gateway.pages import function_path, isolated_headers
+from sless.gateway.pages import DROPPED, SANDBOX, function_path, scoped_cookie
 from sless.gateway.platform import Platform
 from sless.gateway.streaming import relay
 from sless.models import AuthMode, is_dns1123_label, is_version_name
@@ -221,6 +222,34 @@ def call_request(
     return b"".join(parts)
 
 
+def answer_headers(
+    headers: list[tuple[bytes, bytes]], path: str, invocation_id: bytes, length: int
+) -> list[tuple[bytes, bytes]]:
+    """What the ASGI path answers of a whole answer's ``headers`` (``from_function``, the
+    id and the length, then ``isolated_headers`` for the request's ``path``), in one
+    pass over the fields as parsed (tests/unit/gateway/test_express_headers.py)."""
+    named = proxy_headers.connection_named_raw(headers)
+    kept = []
+    for key, value in headers:
+        lower = key.lower()
+        if lower in _NOT_FROM_FUNCTION or lower in DROPPED or lower.startswith(b"x-sless-"):
+            continue
+        if named and lower.decode("latin-1").lower().encode("latin-1") in named:
+            continue
+        if lower == b"set-cookie":
+            cookie_path = function_path(path)
+            if cookie_path is None:
+                continue
+            value = scoped_cookie(value, cookie_path)
+        kept.append((key, value))
+    kept += (
+        (b"x-sless-invocation-id", invocation_id),
+        (b"content-length", b"%d" % length),
+        (b"content-security-policy", SANDBOX),
+    )
+    return kept
+
+
 def _plain(headers: list[tuple[bytes, bytes]]) -> tuple[bool, bytes | None, bool]:
     """Whether no field sends the request to the ASGI path, its ``Authorization``, and
     whether it has an ``X-Forwarded-For`` (from a trusted proxy, it names the caller)."""
@@ -344,10 +373,7 @@ class _Exchange:
         self._stop_timer()
         call, connection = self.call, self._held.connection
         payload = connection.take_body()
-        headers = proxy_headers.from_function_raw(connection.headers)
-        headers.append((b"x-sless-invocation-id", call.id_bytes))
-        headers.append((b"content-length", str(len(payload)).encode()))
-        headers = isolated_headers(headers, function_path(self._path))
+        headers = answer_headers(connection.headers, self._path, call.id_bytes, len(payload))
         call.status = connection.status
         call.responded = True
         call.response_bytes = len(payload)

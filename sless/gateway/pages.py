@@ -36,7 +36,8 @@ SANDBOX = (
     b"sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads "
     b"allow-top-navigation-by-user-activation"
 )
-_DROPPED = frozenset({b"service-worker-allowed", b"clear-site-data"})
+#: answer fields no function may send (one origin for every tenant)
+DROPPED = frozenset({b"service-worker-allowed", b"clear-site-data"})
 #: ``/fn/{ns}/{name}[@version]``: what a cookie's Path may be (nothing that ends it)
 _FUNCTION_PATH = re.compile(r"/fn/[a-z0-9-]{1,63}/[a-z0-9-]{1,63}(?:@v[0-9]{1,9})?")
 _REFUSED = b'{"error":{"code":"forbidden","message":"functions cannot install service workers"}}'
@@ -101,7 +102,7 @@ def isolated_headers(
     kept = []
     for key, value in headers:
         lower = key.lower()
-        if lower in _DROPPED:
+        if lower in DROPPED:
             continue
         if lower == b"set-cookie":
             if cookie_path is None:

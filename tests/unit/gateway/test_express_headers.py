@@ -1,10 +1,10 @@
 """The express path's header rule on bytes is the ASGI path's rule, field for field.
 
 ``sless.gateway.express`` builds what a call sends the function from the fields as the
-server parsed them, in one pass (``call_request``), and filters the answer
-with ``from_function_raw``; the ASGI path decodes them and uses ``forwarded_headers``,
-``call_headers``, ``encode_request`` and ``from_function``. For any fields, the request
-bytes, the refusals and the answer's fields must be the same.
+server parsed them, in one pass (``call_request``), and the answer's fields in one pass
+too (``answer_headers``); the ASGI path decodes them and uses ``forwarded_headers``,
+``call_headers``, ``encode_request``, ``from_function`` and ``isolated_headers``. For any
+fields, the request bytes, the refusals and the answer's fields must be the same.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from sless.backends import CallTrace, call_headers
 from sless.backends import headers as rule
 from sless.backends.http1 import encode_request
-from sless.gateway.express import call_request
+from sless.gateway.express import answer_headers, call_request
 from sless.gateway.forwarding import forwarded_headers
+from sless.gateway.pages import function_path, isolated_headers
 
 #: names with a meaning to the rule, and plain ones, in any case
 _NAMES = st.sampled_from(
@@ -83,14 +84,6 @@ def test_the_request_sent_is_the_asgi_paths(
     assert express == expected
 
 
-@settings(max_examples=400, deadline=None)
-@given(fields=_fields())
-def test_the_answer_keeps_the_asgi_paths_fields(fields: list[tuple[bytes, bytes]]) -> None:
-    lowered = [(k.lower(), v) for k, v in fields]  # as the worker's connection parses them
-    assert rule.from_function_raw(lowered) == rule.from_function(lowered)
-    assert rule.from_function_raw(fields) == rule.from_function(fields)
-
-
 @pytest.mark.parametrize(
     ("name", "value"),
     [(b"x-a", b"one\r\nx-b: two"), (b"x-a", b"nul\x00"), (b"x:a", b"v"), (b"", b"v")],
@@ -127,3 +120,48 @@ def _request(
 ) -> bytes:
     id_bytes = str(invocation_id).encode()
     return call_request(method, target, host, fields, client, trace, id_bytes, 30.0, body)
+
+
+#: an answer's fields: the rule's names, and those the page isolation drops or scopes
+_ANSWER_NAMES = st.one_of(
+    _NAMES,
+    st.sampled_from(
+        [b"set-cookie", b"Set-Cookie", b"service-worker-allowed", b"Clear-Site-Data"]
+    ).map(lambda name: name.decode()),
+)
+_COOKIES = st.sampled_from(
+    ["a=1", "a=1; Path=/; Domain=evil.example", "b=2; HttpOnly; path=/x", "c=3;;Secure"]
+)
+
+
+@st.composite
+def _answer(draw: st.DrawFn) -> list[tuple[bytes, bytes]]:
+    fields = []
+    for name in draw(st.lists(_ANSWER_NAMES, max_size=10)):
+        value = draw(_COOKIES if name.lower() == "set-cookie" else _VALUES)
+        fields.append((name, value))
+    if draw(st.booleans()):
+        fields.insert(draw(st.integers(0, len(fields))), ("Connection", draw(_CONNECTION)))
+    lowered = draw(st.booleans())  # as the worker's connection parses them, or as sent
+    return [
+        ((k.lower() if lowered else k).encode("latin-1"), v.encode("latin-1")) for k, v in fields
+    ]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    fields=_answer(),
+    path=st.sampled_from(
+        ["/fn/sless-a/echo", "/fn/sless-a/echo@v3/x", "/fn/sless-a/echo.x", "/fn/sless-a/Echo"]
+    ),
+    length=st.integers(0, 10**9),
+)
+def test_the_answer_is_the_asgi_paths(
+    fields: list[tuple[bytes, bytes]], path: str, length: int
+) -> None:
+    invocation_id = str(uuid.uuid4()).encode()
+    asgi = rule.from_function(fields)
+    asgi.append((b"x-sless-invocation-id", invocation_id))
+    asgi.append((b"content-length", str(length).encode()))
+    expected = isolated_headers(asgi, function_path(path))
+    assert answer_headers(fields, path, invocation_id, length) == expected
