@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from . import reaping
+from . import reaping, scheduling
 from .cgroups import Cgroup
 from .commands import (
     CODE_MOUNT,
@@ -380,6 +380,7 @@ async def spawn(
         os.close(block_w)
         await reaping.reap(process)
         raise
+    scheduling.as_batch(process.pid)  # runsc and its sandbox inherit it
     with contextlib.suppress(OSError):
         os.write(block_w, b"1\n")
     os.close(block_w)

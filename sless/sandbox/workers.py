@@ -41,7 +41,7 @@ from sless.models.endings import Ending, of_wait_status
 from sless.tasks import wait_for
 
 from . import gvisor as gvisor_sandbox
-from . import reaping, sockets
+from . import reaping, scheduling, sockets
 from . import seccomp as seccomp_filter
 from .cgroups import Cgroup
 from .commands import HostLayout, LaunchCommand, build_command
@@ -262,6 +262,7 @@ async def _spawn_unsandboxed(
         # its first forks, acceptable for the development-only mode
         with contextlib.suppress(OSError):
             cgroup.add(process.pid)
+    scheduling.as_batch(process.pid)  # the same race
     return process
 
 
@@ -321,8 +322,11 @@ async def _spawn(
             os.close(fd)
     try:
         info = await _bubblewrap_info(info_r)
+        child = json.loads(info or "{}").get("child-pid")
+        children = (child,) if isinstance(child, int) else ()
         if cgroup is not None:
-            _join(cgroup, process.pid, info)
+            _join(cgroup, process.pid, children)
+        scheduling.as_batch(process.pid, *children)
     except BaseException:
         # its sandbox still waits on --block-fd, inside bubblewrap's process group: killed
         # with it before it could run (``reaping``), then the failure goes on
@@ -361,13 +365,12 @@ async def _bubblewrap_info(info_r: int) -> str:
     return await wait_for(asyncio.shield(reading), 10)
 
 
-def _join(cgroup: Cgroup, pid: int, info: str) -> None:
-    """Move bubblewrap (``pid``) and its child (from ``info``) into ``cgroup``."""
+def _join(cgroup: Cgroup, pid: int, children: tuple[int, ...]) -> None:
+    """Move bubblewrap (``pid``) and its child (from its ``--info-fd``) into ``cgroup``."""
     # bubblewrap may already have failed (its log says why): the caller sees it exit
     with contextlib.suppress(ProcessLookupError):
         cgroup.add(pid)
-    child = json.loads(info or "{}").get("child-pid")
-    if isinstance(child, int):
+    for child in children:
         # a child that is gone needs no limit; one the cgroup refused would run without
         # its memory and pids limits, so the start fails instead (the caller kills it)
         with contextlib.suppress(ProcessLookupError):
