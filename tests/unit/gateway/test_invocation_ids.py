@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import uuid
 
-from sless.gateway.invocation_ids import new_invocation_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sless.gateway.invocation_ids import new_invocation_id, of_bytes
 
 
 def test_ids_are_random_version_4_uuids_and_never_repeat_across_refills() -> None:
@@ -30,3 +33,18 @@ def test_a_forked_child_does_not_reuse_its_parents_pool() -> None:
     os.close(read)
     os.waitpid(pid, 0)
     assert child != new_invocation_id()
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(min_size=16, max_size=16))
+def test_an_id_of_bytes_is_uuid4s(raw: bytes) -> None:
+    made, expected = of_bytes(raw), uuid.UUID(bytes=raw, version=4)
+    assert made == expected
+    assert (made.int, made.is_safe, made.version, made.variant) == (
+        expected.int,
+        expected.is_safe,
+        expected.version,
+        expected.variant,
+    )
+    assert str(made) == str(expected)
+    assert hash(made) == hash(expected)
