@@ -72,6 +72,10 @@ Tail = Callable[[Scope, Receive, Send], Coroutine[Any, Any, None]]
 class Link(Protocol):
     """What the express path needs of the caller's connection (``sless.gateway.front``)."""
 
+    #: the connection's event loop (``asyncio.get_running_loop`` asks the kernel for the
+    #: process id on every call, to notice a fork)
+    loop: asyncio.AbstractEventLoop
+
     def respond(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
         """Write the whole answer; the connection takes its next request."""
         ...
@@ -329,7 +333,7 @@ class _Exchange:
         self._path = path
         self._ends = time.monotonic() + self._timeout_s
         self._express.busy(self._client)
-        self._timer = asyncio.get_running_loop().call_later(self._timeout_s, self._timed_out)
+        self._timer = self._link.loop.call_later(self._timeout_s, self._timed_out)
         limit = self._platform.backend.max_response_bytes
         try:
             self._held.connection.begin(request, limit=limit, notify=self._answered)
