@@ -76,13 +76,26 @@ async def _settle() -> None:
         await asyncio.sleep(0)
 
 
+#: a POST whose body is larger than a head may be, then the start of the next head
+_BODY = 2 * MAX_REQUEST_HEAD_BYTES
+_FIRST = b"POST /x HTTP/1.1\r\nHost: s\r\nContent-Length: %d\r\n\r\n" % _BODY + b"b" * _BODY
+
+
+def _feed_until_refused(protocol: Any, transport: _Transport) -> None:
+    """One field's bytes a read at a time: refused within one read past the bound."""
+    read = 16 * 1024
+    taken = 0
+    while not transport.closed:
+        protocol.data_received(b"v" * read)
+        taken += read
+        assert taken <= MAX_REQUEST_HEAD_BYTES + read
+
+
 @pytest.mark.asyncio
 async def test_a_large_body_read_with_the_next_head_start_is_not_counted_against_it() -> None:
     protocol, transport = _protocol()
-    size = 2 * MAX_REQUEST_HEAD_BYTES
-    first = b"POST /x HTTP/1.1\r\nHost: s\r\nContent-Length: %d\r\n\r\n" % size
     # one read: the first request whole, then the start of the second one's head
-    protocol.data_received(first + b"b" * size + b"GET /y HTTP/1.1\r\nHo")
+    protocol.data_received(_FIRST + b"GET /y HTTP/1.1\r\nHo")
     await _settle()
     protocol.data_received(b"st: s\r\n\r\n")
     await _settle()
@@ -97,26 +110,14 @@ async def test_a_large_body_read_with_the_next_head_start_is_not_counted_against
 async def test_a_head_without_end_is_refused_within_one_read_past_the_bound() -> None:
     protocol, transport = _protocol()
     protocol.data_received(b"GET /x HTTP/1.1\r\nHost: s\r\nX-Long: ")
-    read = 16 * 1024
-    taken = 0
-    while not transport.closed:
-        protocol.data_received(b"v" * read)
-        taken += read
-        assert taken <= MAX_REQUEST_HEAD_BYTES + read
+    _feed_until_refused(protocol, transport)
     assert bytes(transport.written).startswith(b"HTTP/1.1 431 ")
 
 
 @pytest.mark.asyncio
 async def test_a_head_begun_in_a_large_read_is_still_bounded_by_the_reads_after_it() -> None:
     protocol, transport = _protocol()
-    size = 2 * MAX_REQUEST_HEAD_BYTES
-    first = b"POST /x HTTP/1.1\r\nHost: s\r\nContent-Length: %d\r\n\r\n" % size
-    protocol.data_received(first + b"b" * size + b"GET /y HTTP/1.1\r\nX-Long: ")
+    protocol.data_received(_FIRST + b"GET /y HTTP/1.1\r\nX-Long: ")
     await _settle()
-    read = 16 * 1024
-    taken = 0
-    while not transport.closed:
-        protocol.data_received(b"v" * read)
-        taken += read
-        assert taken <= MAX_REQUEST_HEAD_BYTES + read
+    _feed_until_refused(protocol, transport)
     assert b"HTTP/1.1 431 " in bytes(transport.written)
