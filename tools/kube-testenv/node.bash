@@ -568,14 +568,36 @@ node_api() {  # path: GET from the API server as admin (inside the netns)
         "https://127.0.0.1:$API_PORT$1"
 }
 
-node_is_ready() {
-    node_api "/api/v1/nodes/$NODE_NAME" 2>/dev/null | python3 -c '
-import json, sys
+node_is_ready() {  # Ready, as said by the kubelet started now: etcd keeps an earlier run's Node
+    node_api "/api/v1/nodes/$NODE_NAME" 2>/dev/null | KUBELET_STARTED=$KUBELET_STARTED python3 -c '
+import datetime, json, os, sys
 node = json.load(sys.stdin)
 if node.get("kind") != "Node":
     sys.exit(1)
 ready = [c for c in node.get("status", {}).get("conditions", []) if c["type"] == "Ready"]
-sys.exit(0 if ready and ready[0]["status"] == "True" and node["spec"].get("podCIDR") else 1)' 2>/dev/null
+if not (ready and ready[0]["status"] == "True" and node["spec"].get("podCIDR")):
+    sys.exit(1)
+beat = datetime.datetime.fromisoformat(ready[0]["lastHeartbeatTime"].replace("Z", "+00:00"))
+sys.exit(0 if beat.timestamp() >= int(os.environ["KUBELET_STARTED"]) else 1)' 2>/dev/null
+}
+
+node_start_kubelet() {  # deadline: started again while containerd's CRI still initializes
+    # containerd makes its socket before its CRI plugin has recovered its state (slow with
+    # many sandboxes of earlier runs); kubelet then exits at once ("server is not
+    # initialized yet") and the node never runs a pod
+    local deadline=$1 C=$DIR/node
+    while :; do
+        KUBELET_STARTED=$(date +%s)
+        node_launch kubelet --config="$C/kubelet.yaml" --kubeconfig="$C/kubelet.kubeconfig" \
+            --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --root-dir="$DIR/kubelet" \
+            --cert-dir="$DIR/kubelet/pki" --v=0
+        sleep 3  # it checks the CRI first thing
+        pid_alive "$DIR/kubelet.pid" kubelet && return 0
+        # any other exit: the wait for the node's readiness reports it with the logs
+        tail -n 3 "$DIR/kubelet.log" | grep -q "server is not initialized yet" || return 0
+        (( $(date +%s) < deadline )) || return 0
+        log "containerd's CRI is not initialized yet: starting kubelet again"
+    done
 }
 
 registry_ready() { in_ns curl -fsS --max-time 3 "http://$NODE_IP:$REGISTRY_PORT/v2/" >/dev/null 2>&1; }
@@ -605,9 +627,7 @@ node_start_components() {  # after the control plane is ready (inside the netns)
 
     node_save_sysctls
     log "starting kubelet (node $NODE_NAME, $NODE_IP)"
-    node_launch kubelet --config="$C/kubelet.yaml" --kubeconfig="$C/kubelet.kubeconfig" \
-        --hostname-override="$NODE_NAME" --node-ip="$NODE_IP" --root-dir="$DIR/kubelet" \
-        --cert-dir="$DIR/kubelet/pki" --v=0
+    node_start_kubelet "$deadline"
 
     log "starting kube-proxy (iptables); kube-router $KUBE_ROUTER_VERSION (network policy only) once the node is Ready"
     node_launch kube-proxy --kubeconfig="$C/kube-proxy.kubeconfig" --hostname-override="$NODE_NAME" \
